@@ -1,0 +1,326 @@
+"""The Python API: what ``podium run`` and ``podium resume`` do, callable from code.
+
+This is the top of the dependency graph: it registers each room's builtin plugin (exactly as an
+entry point would be), resolves names from the config through the plugin registry, and hands the
+parts to the search loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import signal
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+
+from podium import __version__
+from podium.benchmarks import resolve_task
+from podium.config import RunConfig, config_error, read_toml, validate_config
+from podium.errors import ConfigError, RunDirError, UnknownNameError
+from podium.interfaces import Backend, OperatorSet, RunInfo, Sandbox, Strategy, Task
+from podium.plugins import PodiumPluginManager, Registry, create_plugin_manager
+from podium.records import Node
+from podium.scaffolds import Journal, LoopSettings, Prompts, RunDir, Search, SearchParts
+from podium.scaffolds.summary import summarize
+
+log = logging.getLogger("podium")
+
+NodeCallback = Callable[[Node], None]
+
+
+def builtin_plugins() -> list[ModuleType]:
+    """Each room's builtin-plugin module, registered like any installed plugin."""
+    from podium.plugins import builtin as plugins_builtin
+    from podium.sandbox import builtin as sandbox_builtin
+    from podium.scaffolds import builtin as scaffolds_builtin
+
+    return [plugins_builtin, scaffolds_builtin, sandbox_builtin]
+
+
+def load_registry(plugins: list[str] | tuple[str, ...] = ()) -> Registry:
+    return Registry(create_plugin_manager(builtin_plugins(), plugins))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_dir: Path
+    summary: dict[str, Any]
+    final: Node | None
+
+    @property
+    def stop_reason(self) -> str:
+        return str(self.summary["stop_reason"])
+
+
+def run(
+    config: RunConfig | Mapping[str, Any],
+    on_node: NodeCallback | None = None,
+    on_start: Callable[[Path, Search], None] | None = None,
+) -> RunResult:
+    """Start a new run. ``config`` is a RunConfig or the same keys as a config file."""
+    cfg = config if isinstance(config, RunConfig) else validate_config(config)
+    return asyncio.run(_run(cfg, None, on_node, on_start))
+
+
+def resume(
+    run_dir: Path,
+    changes: Mapping[str, Any] | None = None,
+    on_node: NodeCallback | None = None,
+    on_start: Callable[[Path, Search], None] | None = None,
+) -> RunResult:
+    """Continue a run from its journal. ``changes`` may raise budgets (e.g. budget.steps)."""
+    rd = RunDir(Path(run_dir))
+    if not rd.config.is_file() or not rd.journal.is_file():
+        raise RunDirError(
+            f"{run_dir} is not a Podium run directory (no config.toml or journal.sqlite)"
+        )
+    data = read_toml(rd.config)
+    for dotted, value in (changes or {}).items():
+        section, _, key = dotted.rpartition(".")
+        target = data
+        for part in filter(None, section.split(".")):
+            target = target.setdefault(part, {})
+        target[key] = value
+    cfg = validate_config(data)
+    return asyncio.run(_run(cfg, rd, on_node, on_start))
+
+
+async def _run(
+    cfg: RunConfig,
+    existing: RunDir | None,
+    on_node: NodeCallback | None,
+    on_start: Callable[[Path, Search], None] | None,
+) -> RunResult:
+    pm = create_plugin_manager(builtin_plugins(), cfg.plugins)
+    registry = Registry(pm)
+    parts_cfg = _resolve(cfg, registry)
+    task = parts_cfg.task
+    rd = existing or RunDir(default_run_dir(cfg, task))
+    journal = _open_journal(rd, cfg, task, created=existing is None)
+    info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
+                   strategy=parts_cfg.strategy.name)  # fmt: skip
+    events = _Events(pm, info, on_node)
+    search = Search(rd, journal, parts_cfg.search_parts(events), _loop_settings(cfg))
+    summary_info = _summary_info(cfg, task, parts_cfg)
+    events.on_finished = lambda _node: rd.write_json(
+        rd.summary, summarize(search, None, summary_info)
+    )
+    try:
+        if on_start:
+            on_start(rd.root, search)
+        _call_hook(pm, "podium_run_started", run=info)
+        with _stop_on_signals(search):
+            outcome = await search.run()
+        summary = summarize(search, outcome.stop_reason, summary_info)
+        rd.write_json(rd.summary, summary)
+        _call_hook(pm, "podium_run_finished", run=info, summary=summary)
+        return RunResult(run_dir=rd.root, summary=summary, final=outcome.final)
+    finally:
+        await parts_cfg.aclose()
+        journal.close()
+        rd.unlock()
+
+
+@dataclass
+class _Parts:
+    """Everything the config names, created before any work starts."""
+
+    task: Task
+    strategy: Strategy
+    operators: OperatorSet
+    sandbox: Sandbox
+    code_model: Backend
+    review_model: Backend
+    prompts: Prompts
+
+    def search_parts(self, events: _Events) -> SearchParts:
+        return SearchParts(
+            task=self.task,
+            strategy=self.strategy,
+            operators=self.operators,
+            sandbox=self.sandbox,
+            code_model=self.code_model,
+            review_model=self.review_model,
+            prompts=self.prompts,
+            events=events,
+        )
+
+    async def aclose(self) -> None:
+        for closer in (self.code_model.aclose, self.review_model.aclose, self.sandbox.aclose):
+            with contextlib.suppress(Exception):
+                await closer()
+
+
+def _resolve(cfg: RunConfig, registry: Registry) -> _Parts:
+    """Every name in the config → an object. Names are checked before the task is prepared."""
+    strategy = build_strategy(cfg, registry)
+    operators = registry.operator_set(cfg.search.operators).create(
+        {"memory_chars": cfg.search.memory_chars, "prompts": cfg.prompts}
+    )
+    sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
+    if not cfg.model.name:
+        choices = ", ".join(e.spec.usage or n for n, e in registry.backends.items())
+        raise UnknownNameError("no model given", hint=f"use --model; available: {choices}")
+    options = cfg.model.model_dump()
+    code_model = registry.backend(cfg.model.name, options)
+    review_name = cfg.model.review or cfg.model.name
+    review_model = (
+        code_model if review_name == cfg.model.name else registry.backend(review_name, options)
+    )
+    task = resolve_task(cfg.task, registry, cfg.data_dir)
+    return _Parts(
+        task, strategy, operators, sandbox, code_model, review_model, Prompts(cfg.prompts)
+    )
+
+
+def build_strategy(cfg: RunConfig, registry: Registry) -> Strategy:
+    """Create the strategy; the ``search.*`` keys it does not know are config errors."""
+    spec = registry.strategy(cfg.search.strategy)
+    extras = dict(cfg.search.model_extra or {})
+    if spec.params is None:
+        if extras:
+            raise ConfigError(
+                f"search.{next(iter(extras))}: unknown key",
+                hint=f"strategy {spec.name} takes no parameters",
+            )
+        return spec.create(None)
+    try:
+        params = spec.params.model_validate(extras)
+    except ValidationError as exc:
+        raise config_error(exc, prefix="search.", model=spec.params) from None
+    # Record every parameter in force (defaults included) in the run's config.toml.
+    for key, value in params.model_dump().items():
+        setattr(cfg.search, key, value)
+    return spec.create(params)
+
+
+def default_run_dir(cfg: RunConfig, task: Task) -> Path:
+    if cfg.out is not None:
+        return cfg.out
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", task.id.rsplit("/", 1)[-1]).strip("-") or "task"
+    base = Path("runs") / f"{datetime.now():%Y-%m-%d_%H-%M-%S}-{slug}"
+    path, n = base, 2
+    while path.exists():
+        path, n = base.with_name(f"{base.name}-{n}"), n + 1
+    return path
+
+
+def _open_journal(rd: RunDir, cfg: RunConfig, task: Task, created: bool) -> Journal:
+    if created:
+        if rd.journal.exists():
+            raise RunDirError(
+                f"{rd.root} already holds a run", hint=f"continue it with: podium resume {rd.root}"
+            )
+        rd.root.mkdir(parents=True, exist_ok=True)
+        rd.lock()
+        rd.config.write_text(cfg.to_toml(), encoding="utf-8")
+        return Journal.create(
+            rd.journal,
+            {"podium_version": __version__, "task_id": task.id,
+             "created_at": datetime.now().astimezone().isoformat()},
+        )  # fmt: skip
+    rd.lock()
+    journal = Journal.open(rd.journal)
+    recorded = journal.meta().get("task_id")
+    if recorded != task.id:
+        journal.close()
+        raise RunDirError(f"{rd.root} is a run of {recorded}, but its config names {task.id}")
+    rd.config.write_text(cfg.to_toml(), encoding="utf-8")
+    return journal
+
+
+def _loop_settings(cfg: RunConfig) -> LoopSettings:
+    return LoopSettings(
+        steps=cfg.budget.steps,
+        time_s=cfg.budget.time,
+        cost_usd=cfg.budget.cost,
+        workers=cfg.workers,
+        seed=cfg.seed,
+        exec_timeout_s=cfg.exec.timeout,
+        max_output_bytes=cfg.exec.max_output_bytes,
+        keep_working=cfg.exec.keep_working,
+    )
+
+
+def _summary_info(cfg: RunConfig, task: Task, parts: _Parts) -> dict[str, Any]:
+    return {
+        "task": task.id,
+        "model": cfg.model.name,
+        "review_model": cfg.model.review or cfg.model.name,
+        "strategy": cfg.search.strategy,
+        "sandbox": cfg.sandbox.name,
+        "sandboxed": parts.sandbox.isolated,
+        "seed": cfg.seed,
+        "workers": cfg.workers,
+        "budget": cfg.budget.model_dump(),
+    }
+
+
+class _Events:
+    """Forwards loop events to plugins' hooks and to the caller's progress callback."""
+
+    def __init__(self, pm: PodiumPluginManager, run: RunInfo, on_node: NodeCallback | None):
+        self.pm, self.run, self.on_node = pm, run, on_node
+        self.on_finished: NodeCallback | None = None
+
+    def node_started(self, node: Node) -> None:
+        pass
+
+    def node_finished(self, node: Node) -> None:
+        if self.on_finished:
+            self.on_finished(node)
+        if self.on_node:
+            self.on_node(node)
+        _call_hook(self.pm, "podium_node_finished", run=self.run, node=node)
+
+
+def _call_hook(pm: PodiumPluginManager, name: str, **kwargs: Any) -> None:
+    """Run an event hook; a plugin's exception is logged, never allowed to lose the run."""
+    try:
+        getattr(pm.hook, name)(**kwargs)
+    except Exception as exc:
+        log.warning("a plugin's %s hook failed: %s: %s", name, type(exc).__name__, exc)
+
+
+@contextlib.contextmanager
+def _stop_on_signals(search: Search) -> Iterator[None]:
+    """First SIGINT/SIGTERM: stop, marking nodes in flight interrupted. Second: exit now.
+
+    Exiting at once is safe: every journal write is a transaction, so the run stays resumable.
+    """
+    loop = asyncio.get_running_loop()
+    hits = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal hits
+        hits += 1
+        if hits > 1:
+            os._exit(128 + signum)
+        log.warning(
+            "stopping (%s): nodes in flight are marked interrupted; "
+            "press Ctrl-C again to quit at once",
+            signal.Signals(signum).name,
+        )
+        search.request_stop("interrupted")
+
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+            installed.append(sig)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            pass
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,208 @@
+"""The ``podium`` command line. Every user error is one line (plus a hint), never a traceback."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from podium import __version__
+from podium.errors import UserError
+from podium.records import Node
+
+app = typer.Typer(
+    name="podium",
+    help="Build and evaluate ML-engineering agents on Kaggle-style competitions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_INTERRUPTED = 130
+
+ConfigFile = Annotated[Path | None, typer.Option("--config", "-c", help="TOML config file.")]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-o", help="Override a config key: -o search.num_drafts=3 (repeatable)."),
+]
+Plugins = Annotated[
+    list[str] | None,
+    typer.Option("--plugin", "-p", help="Load a plugin module or .py file (repeatable)."),
+]
+Steps = Annotated[int | None, typer.Option(help="Stop after this many finished nodes.")]
+TimeBudget = Annotated[str | None, typer.Option("--time", help="Wall-clock budget: 90m, 2h...")]
+Cost = Annotated[float | None, typer.Option(help="Stop before spending this many USD.")]
+
+
+class _LineHandler(logging.Handler):
+    """Log records as ``warning: message`` lines on stderr, like the CLI's own errors."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"{record.levelname.lower()}: {escape(record.getMessage())}")
+
+
+@app.callback()
+def _main(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More log output.")] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, handlers=[_LineHandler()], force=True
+    )
+
+
+@app.command()
+def run(
+    task: Annotated[str, typer.Argument(help="benchmark/id, or a task folder (MLE-bench layout).")],
+    model: Annotated[str | None, typer.Option(help="Code model: provider/model.")] = None,
+    review_model: Annotated[str | None, typer.Option(help="Review model (default: --model).")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Search strategy.")] = None,
+    steps: Steps = None,
+    time: TimeBudget = None,
+    cost: Cost = None,
+    timeout: Annotated[str | None, typer.Option(help="Per-node execution limit.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Nodes expanded concurrently.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the run's RNG.")] = None,
+    sandbox: Annotated[str | None, typer.Option(help="Sandbox plugin.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory.")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Where task data is prepared.")] = None,
+    keep_working: Annotated[bool, typer.Option(help="Keep each node's working/ dir.")] = False,
+    preset: Annotated[str | None, typer.Option(help="Config preset: aide, aide-mlebench.")] = None,
+    config: ConfigFile = None,
+    overrides: Overrides = None,
+    plugins: Plugins = None,
+) -> None:
+    """Search for a solution to one task."""
+    from podium import api
+    from podium.config import load_config
+
+    flags: dict[str, Any] = {
+        "task": task, "model.name": model, "model.review": review_model,
+        "search.strategy": strategy, "budget.steps": steps, "budget.time": time,
+        "budget.cost": cost, "exec.timeout": timeout, "workers": workers, "seed": seed,
+        "sandbox.name": sandbox, "out": out_dir, "data_dir": data_dir, "preset": preset,
+        "exec.keep_working": keep_working or None, "plugins": plugins or None,
+    }  # fmt: skip
+    cfg = load_config(config, overrides or [], {k: v for k, v in flags.items() if v is not None})
+    result = api.run(cfg, on_node=print_node, on_start=_print_start)
+    _finish(result)
+
+
+@app.command()
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="The run directory to continue.")],
+    steps: Steps = None,
+    time: TimeBudget = None,
+    cost: Cost = None,
+) -> None:
+    """Continue a run that was stopped, killed or crashed (budgets may be raised)."""
+    from podium import api
+
+    changes = {"budget.steps": steps, "budget.time": time, "budget.cost": cost}
+    result = api.resume(
+        run_dir,
+        {k: v for k, v in changes.items() if v is not None},
+        on_node=print_node,
+        on_start=_print_start,
+    )
+    _finish(result)
+
+
+@app.command()
+def plugins(plugins: Plugins = None) -> None:
+    """List every backend, strategy, sandbox, benchmark and operator set, and its origin."""
+    from podium.api import load_registry
+
+    registry = load_registry(plugins or [])
+    table = Table(box=None, pad_edge=False)
+    for column in ("kind", "name", "origin", "description"):
+        table.add_column(column)
+    for row in registry.listing():
+        table.add_row(*(escape(cell) for cell in row))
+    out.print(table)
+
+
+@app.command()
+def version() -> None:
+    """Print Podium's version."""
+    out.print(f"podium {__version__}")
+
+
+# --- progress output -----------------------------------------------------------------------
+
+
+def _print_start(run_dir: Path, search: Any) -> None:
+    resumed = len(search.tree)
+    parts = search.parts
+    out.print(f"run dir  {run_dir}")
+    out.print(
+        f"task     {parts.task.id} ({'lower' if parts.task.lower_is_better else 'higher'} "
+        f"is better)   model {parts.code_model.model}   strategy {parts.strategy.name}"
+    )
+    if not parts.sandbox.isolated:
+        err.print(
+            f"warning: sandbox {parts.sandbox.name!r} isolates nothing; "
+            "this run is stamped sandboxed: false"
+        )
+    if resumed or search.discarded:
+        out.print(
+            f"resuming after {resumed} finished node(s); "
+            f"{len(search.discarded)} interrupted node(s) will run again"
+        )
+    out.print(f"{'step':>4}  {'node':>4}  {'operator':<8}  {'parent':<7}  {'result':<50}  time")
+
+
+def print_node(node: Node) -> None:
+    parent = ",".join(map(str, node.parent_ids)) or "-"
+    if node.is_buggy:
+        result = f"buggy: {node.bug_reason or ''}"
+    else:
+        result = f"{node.metric.value:.6g}" if node.metric else "?"
+    result = " ".join(result.split())
+    result = result if len(result) <= 50 else result[:47] + "..."
+    out.print(
+        f"{node.step:>4}  {node.id:>4}  {node.operator:<8}  {parent:<7}  "
+        f"{escape(result):<50}  {node.timings.total_s:.1f}s"
+    )
+
+
+def _finish(result: Any) -> None:
+    s = result.summary
+    direction = "lower is better" if s["lower_is_better"] else "higher is better"
+    out.print(
+        f"stopped: {s['stop_reason']} after {s['steps']} step(s), "
+        f"{s['buggy_nodes']} buggy, {s['elapsed_s']:.1f}s"
+    )
+    if s.get("error"):
+        err.print(f"error: {escape(s['error'])}")
+    if s["best_node"] is None:
+        out.print("best: no good node yet")
+    else:
+        out.print(f"best: node {s['best_node']}, validation metric {s['best_metric']:.6g} ({direction})")
+        out.print(f"      {result.run_dir / 'best'}")
+    if s["status"] == "interrupted":
+        out.print(f"continue with: podium resume {result.run_dir}")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if s["status"] == "failed":
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as exc:
+        err.print(f"error: {escape(exc.message)}")
+        if exc.hint:
+            err.print(f"hint: {escape(exc.hint)}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)

@@ -1,0 +1,262 @@
+"""Run configuration: typed sections, read from defaults < preset < TOML file < env < CLI.
+
+The resolved config is written into every run dir as ``config.toml``; ``podium resume`` reads it
+back, so everything a run depends on must live here. Every invalid value is reported as one line
+naming the dotted key and the reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import tomli_w
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from podium.errors import ConfigError
+from podium.scaffolds import validate_prompt_overrides
+
+ENV_PREFIX = "PODIUM_"
+# PODIUM_* variables that are switches of their own, not config keys.
+RESERVED_ENV = {"PODIUM_DISABLE_PLUGIN_AUTOLOAD", "PODIUM_FAILPOINTS", "PODIUM_DEBUG"}
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: object) -> object:
+    """``90``, ``"90s"``, ``"30m"``, ``"1h30m"``, ``"2.5h"`` → seconds (float)."""
+    if value is None or isinstance(value, int | float):
+        return value
+    text = str(value).strip().lower().replace(" ", "")
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"not a duration: {value!r} (use e.g. 90, 90s, 30m, 1h30m)")
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelSection(Section):
+    name: str | None = Field(None, description="code model, e.g. openai/gpt-4.1 or scripted:F")
+    review: str | None = Field(None, description="review model; defaults to the code model")
+    base_url: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = Field(None, gt=0)
+
+
+class SearchSection(Section):
+    """Search settings. Keys other than these belong to the chosen strategy (validated by it)."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    strategy: str = "greedy"
+    operators: str = "llm"
+    memory_chars: int = Field(4000, ge=0, description="size budget of earlier-nodes memory")
+
+
+class BudgetSection(Section):
+    steps: int = Field(20, ge=1, description="finished nodes (buggy ones count)")
+    time: Duration | None = Field(None, description="wall-clock the run spends running")
+    cost: float | None = Field(None, gt=0, description="USD spent on model calls")
+
+
+class ExecSection(Section):
+    timeout: Duration = Field(3600.0, description="per node execution")
+    max_output_bytes: int = Field(64 * 1024, ge=1024)
+    keep_working: bool = False
+
+
+class SandboxSection(Section):
+    name: str = "local"
+    python: str | None = Field(None, description="interpreter of the solutions' environment")
+
+
+class RunConfig(Section):
+    task: str = ""
+    out: Path | None = None
+    seed: int = 0
+    workers: int = Field(1, ge=1)
+    data_dir: Path | None = None
+    plugins: list[str] = Field(default_factory=list)
+    preset: str | None = None
+    model: ModelSection = Field(default_factory=ModelSection)
+    search: SearchSection = Field(default_factory=SearchSection)
+    budget: BudgetSection = Field(default_factory=BudgetSection)
+    exec: ExecSection = Field(default_factory=ExecSection)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    prompts: dict[str, str] = Field(default_factory=dict)
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(_drop_none(self.model_dump(mode="json")))
+
+
+# MLE-bench ran AIDE with these (DESIGN §5).
+PRESETS: dict[str, dict[str, Any]] = {
+    "aide": {"search": {"strategy": "greedy", "num_drafts": 5, "debug_prob": 0.5,
+                        "max_debug_depth": 3}},
+    "aide-mlebench": {
+        "search": {"strategy": "greedy", "num_drafts": 5, "debug_prob": 1.0,
+                   "max_debug_depth": 20},
+        "budget": {"steps": 500, "time": 24 * 3600.0},
+        "exec": {"timeout": 9 * 3600.0},
+    },
+}  # fmt: skip
+
+
+def load_config(
+    file: Path | None = None,
+    overrides: Iterable[str] = (),
+    cli: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunConfig:
+    """Merge every source (lowest first: preset, file, env, CLI flags, ``-o``) and validate."""
+    layers = [
+        read_toml(file) if file else {},
+        env_layer(os.environ if environ is None else environ),
+        _nest(dict(cli or {})),
+        override_layer(overrides),
+    ]
+    preset = next((lay["preset"] for lay in reversed(layers) if lay.get("preset")), None)
+    merged: dict[str, Any] = {}
+    for layer in [preset_layer(preset), *layers]:
+        _deep_merge(merged, layer)
+    return validate_config(merged)
+
+
+def validate_config(data: Mapping[str, Any]) -> RunConfig:
+    prompts = {k: _read_at_file(f"prompts.{k}", v) for k, v in data.get("prompts", {}).items()}
+    try:
+        config = RunConfig.model_validate({**data, "prompts": prompts})
+    except ValidationError as exc:
+        raise config_error(exc) from None
+    validate_prompt_overrides(config.prompts)
+    return config
+
+
+def preset_layer(name: str | None) -> dict[str, Any]:
+    if name is None:
+        return {}
+    if name not in PRESETS:
+        raise ConfigError(f"preset: unknown preset {name!r}", hint=f"presets: {', '.join(PRESETS)}")
+    return PRESETS[name]
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def override_layer(overrides: Iterable[str]) -> dict[str, Any]:
+    """``-o search.num_drafts=3`` → {"search": {"num_drafts": 3}} (values parsed as TOML)."""
+    flat: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(
+                f"-o {item!r}: expected KEY=VALUE", hint="e.g. -o search.num_drafts=3"
+            )
+        flat[key] = parse_value(raw.strip())
+    return _nest(flat)
+
+
+def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    """``PODIUM_BUDGET__STEPS=10`` → budget.steps = 10; ``PODIUM_SEED=3`` → seed = 3."""
+    flat: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
+            continue
+        key = name[len(ENV_PREFIX) :].lower().replace("__", ".")
+        flat[key] = parse_value(raw)
+    return _nest(flat)
+
+
+def parse_value(raw: str) -> Any:
+    """A TOML literal when the text is one (3, 0.5, true, [..], "x"), else the text itself."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def config_error(
+    exc: ValidationError, prefix: str = "", model: type[BaseModel] = RunConfig
+) -> ConfigError:
+    """The first pydantic error as one line: ``search.num_drafts: <reason> (got 'x')``.
+
+    ``prefix`` and ``model`` locate a sub-model validated on its own (a strategy's params).
+    """
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    key = prefix + ".".join(loc)
+    if err["type"] == "extra_forbidden":
+        return ConfigError(f"{key}: unknown key", hint=_did_you_mean(loc, model))
+    got = err.get("input")
+    got_text = f" (got {got!r})" if isinstance(got, str | int | float | bool) else ""
+    return ConfigError(f"{key}: {err['msg']}{got_text}")
+
+
+def _did_you_mean(parts: list[str], model: type[BaseModel]) -> str | None:
+    for part in parts[:-1]:
+        field = model.model_fields.get(part)
+        annotation = field.annotation if field else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    close = difflib.get_close_matches(parts[-1], list(model.model_fields), n=1)
+    return f"did you mean {close[0]}?" if close else f"valid keys: {', '.join(model.model_fields)}"
+
+
+def _read_at_file(key: str, value: object) -> object:
+    """``prompts.x = "@file.md"`` reads the template from a file (recorded inline in the run)."""
+    if isinstance(value, str) and value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{key}: cannot read {path}: {exc.strerror}") from None
+    return value
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        parts = dotted.split(".")
+        node = nested
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"{dotted}: {part} is a value, not a section")
+            node = child
+        node[parts[-1]] = value
+    return nested
+
+
+def _deep_merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _deep_merge(into[key], value)
+        else:
+            into[key] = dict(value) if isinstance(value, Mapping) else value
+
+
+def _drop_none(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _drop_none(v) for k, v in data.items() if v is not None}
+    return data

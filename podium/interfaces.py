@@ -1,0 +1,201 @@
+"""The contracts plugins implement: Task, Backend, Strategy, Sandbox, Benchmark, OperatorSet.
+
+Each is a small abstract class; a plugin subclasses one and hands a factory to Podium through a
+hook (see ``podium.plugins.hookspecs``). They live at the bottom of the package, beside the
+records, so every room can use them without an import cycle.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from podium.records import (
+    Action,
+    EnvironmentInfo,
+    ExecResult,
+    ModelRequest,
+    ModelResponse,
+    Node,
+)
+from podium.tree import SearchTree
+
+
+class Task(ABC):
+    """One competition as the agent sees it, plus the host-side checks the agent never reaches.
+
+    ``public_dir`` holds what the solution may read (train, test, sample submission); private
+    answers are never reachable from here.
+    """
+
+    id: str
+    name: str
+    description: str
+    public_dir: Path
+    lower_is_better: bool
+    metric_name: str
+
+    @abstractmethod
+    def check_submission(self, path: Path) -> str | None:
+        """Format-only check of a submission file: ``None`` when valid, else the reason.
+
+        Never reveals a score: it may look at columns, ids and row count, not at answers.
+        """
+
+
+class Benchmark(ABC):
+    """A source of tasks, addressed as ``<benchmark name>/<task id>``."""
+
+    name: str
+    description: str = ""
+
+    @abstractmethod
+    def task_ids(self, split: str | None = None) -> list[str]:
+        """Task ids in this benchmark (or in one of its splits)."""
+
+    @abstractmethod
+    def load_task(self, task_id: str, data_dir: Path) -> Task:
+        """Load (and prepare on first use, under ``data_dir``) one task."""
+
+
+class Backend(ABC):
+    """A chat model. One instance serves one model name for a whole run.
+
+    Implementations translate :class:`ModelRequest` to their provider's wire format, report usage
+    and USD cost, and raise :class:`podium.errors.ModelError` (or a subclass) on failure.
+    """
+
+    model: str
+
+    @abstractmethod
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
+        """Release connections; called once when the run ends."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A node's directory. ``input_dir`` (public data) must appear as ``root/input``, read-only."""
+
+    root: Path
+    input_dir: Path
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float
+    max_output_bytes: int = 256 * 1024
+
+
+class Sandbox(ABC):
+    """Runs a solution in a fresh Jupyter kernel whose working directory is the workspace.
+
+    ``isolated`` is False for a sandbox that protects nothing (the ``local`` one): runs made with
+    it are stamped as not sandboxed.
+    """
+
+    name: str
+    isolated: bool
+
+    @abstractmethod
+    async def environment(self) -> EnvironmentInfo:
+        """The solutions' interpreter and the notable packages it can import."""
+
+    @abstractmethod
+    async def execute(self, code: str, workspace: Workspace, limits: Limits) -> ExecResult:
+        """Run ``code`` in a fresh kernel; never raises for the solution's own failures."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
+        """Stop anything still running (pre-started kernels, watchdogs)."""
+
+
+class Strategy(ABC):
+    """A search policy: picks the next action, learns from results, picks the final node.
+
+    Contract with the loop:
+
+    * ``next_action`` gets the tree (finished nodes plus ``tree.pending`` actions already handed
+      out) and the run's one seeded RNG; all randomness must come from that RNG. Returning
+      ``None`` means the strategy has nothing left to try, and the run stops.
+    * ``observe`` is called once per finished node, in finishing order. On resume the loop
+      replays ``observe`` over every finished node, so a strategy's state must be a function of
+      the finished nodes it has observed: that is how state survives a crash.
+    * ``final_node`` must choose by validation metric only (never by anything derived from the
+      private answers).
+    """
+
+    name: str
+
+    @abstractmethod
+    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None: ...
+
+    def observe(self, node: Node, tree: SearchTree) -> None:  # noqa: B027 - optional
+        """Learn from a finished node (e.g. MCTS back-propagation)."""
+
+    def final_node(self, tree: SearchTree) -> Node | None:
+        """The node to submit; by default the best good node by validation metric."""
+        return tree.best_node()
+
+
+class ModelClient(Protocol):
+    """How operators reach the model: the loop's wrapper records and accounts every call."""
+
+    async def ask(
+        self, request: ModelRequest, role: Literal["code", "review"]
+    ) -> ModelResponse: ...
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    """What is left of the run, as the prompts may mention it."""
+
+    steps_left: int
+    time_left_s: float | None
+    exec_timeout_s: float
+
+
+@dataclass
+class OperatorContext:
+    """Everything an operator may use to propose one node."""
+
+    task: Task
+    action: Action
+    parents: list[Node]
+    tree: SearchTree
+    environment: EnvironmentInfo
+    budget: BudgetView
+    model: ModelClient
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """An operator's output: a plan and the code to run (empty code makes the node buggy)."""
+
+    plan: str
+    code: str
+    problem: str | None = None  # why the code is unusable, when the operator knows
+
+
+class OperatorSet(ABC):
+    """Implements draft / improve / debug (and optionally more) for some kind of model."""
+
+    name: str
+    operators: tuple[str, ...] = ("draft", "improve", "debug")
+
+    @abstractmethod
+    async def propose(self, ctx: OperatorContext) -> Proposal: ...
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What run-event hooks are told about the run."""
+
+    run_dir: Path
+    task_id: str
+    model: str
+    strategy: str

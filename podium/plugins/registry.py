@@ -1,0 +1,139 @@
+"""Name lookups over everything the registered plugins contribute.
+
+Every lookup of an unknown name fails with one line that lists the valid choices; two plugins
+contributing the same name is an error naming both, so a choice is never silently shadowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from podium.errors import PluginError, UnknownNameError
+from podium.interfaces import Backend, Benchmark
+from podium.plugins.manager import PodiumPluginManager
+from podium.plugins.specs import (
+    BackendSpec,
+    BenchmarkSpec,
+    OperatorSetSpec,
+    SandboxSpec,
+    StrategySpec,
+)
+
+S = TypeVar("S", BackendSpec, StrategySpec, SandboxSpec, BenchmarkSpec, OperatorSetSpec)
+
+
+@dataclass(frozen=True)
+class Entry(Generic[S]):
+    spec: S
+    origin: str
+
+
+KINDS: dict[str, tuple[str, Any]] = {
+    "backend": ("podium_backends", BackendSpec),
+    "strategy": ("podium_strategies", StrategySpec),
+    "sandbox": ("podium_sandboxes", SandboxSpec),
+    "benchmark": ("podium_benchmarks", BenchmarkSpec),
+    "operators": ("podium_operator_sets", OperatorSetSpec),
+}
+
+
+class Registry:
+    def __init__(self, pm: PodiumPluginManager) -> None:
+        self.pm = pm
+        self.backends: dict[str, Entry[BackendSpec]] = self._collect("backend")
+        self.strategies: dict[str, Entry[StrategySpec]] = self._collect("strategy")
+        self.sandboxes: dict[str, Entry[SandboxSpec]] = self._collect("sandbox")
+        self.benchmarks: dict[str, Entry[BenchmarkSpec]] = self._collect("benchmark")
+        self.operator_sets: dict[str, Entry[OperatorSetSpec]] = self._collect("operators")
+
+    def _collect(self, kind: str) -> dict[str, Any]:
+        hook_name, spec_type = KINDS[kind]
+        found: dict[str, Entry[Any]] = {}
+        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            origin = self.pm.origin_of(impl.plugin_name)
+            specs: list[Any] = impl.function() or []
+            for spec in specs:
+                if not isinstance(spec, spec_type):
+                    raise PluginError(
+                        f"plugin {impl.plugin_name} ({origin}): {hook_name} returned "
+                        f"{type(spec).__name__}, expected {spec_type.__name__}"
+                    )
+                name: str = spec.name
+                if name in found:
+                    raise PluginError(
+                        f"{kind} {name!r} is defined twice: by {found[name].origin} "
+                        f"and by {origin}",
+                        hint="disable one of the plugins",
+                    )
+                found[name] = Entry(spec, origin)
+        return dict(sorted(found.items()))
+
+    # --- lookups --------------------------------------------------------------------------
+
+    def backend(self, model: str, options: Mapping[str, Any]) -> Backend:
+        provider, arg = split_model_name(model, self.backends)
+        entry = self.backends.get(provider)
+        if entry is None:
+            raise _unknown("model provider", provider, self.backends, example_of_usage=True)
+        return entry.spec.create(arg, options)
+
+    def strategy(self, name: str) -> StrategySpec:
+        return _lookup("strategy", name, self.strategies)
+
+    def sandbox(self, name: str) -> SandboxSpec:
+        return _lookup("sandbox", name, self.sandboxes)
+
+    def operator_set(self, name: str) -> OperatorSetSpec:
+        return _lookup("operator set", name, self.operator_sets)
+
+    def benchmark(self, name: str) -> Benchmark:
+        return _lookup("benchmark", name, self.benchmarks).create()
+
+    def listing(self) -> list[tuple[str, str, str, str]]:
+        """(kind, name, origin, description) for everything registered."""
+        rows: list[tuple[str, str, str, str]] = []
+        tables: list[tuple[str, Mapping[str, Entry[Any]]]] = [
+            ("backend", self.backends),
+            ("strategy", self.strategies),
+            ("sandbox", self.sandboxes),
+            ("benchmark", self.benchmarks),
+            ("operators", self.operator_sets),
+        ]
+        for kind, table in tables:
+            for name, entry in table.items():
+                usage = getattr(entry.spec, "usage", "") or name
+                shown = usage if kind == "backend" else name
+                rows.append((kind, shown, entry.origin, entry.spec.description))
+        return rows
+
+
+def split_model_name(model: str, known: Mapping[str, object]) -> tuple[str, str]:
+    """``openai/gpt-4o`` → (openai, gpt-4o); ``scripted:f.jsonl`` → (scripted, f.jsonl)."""
+    if model in known:
+        return model, ""
+    cuts = [i for i in (model.find("/"), model.find(":")) if i > 0]
+    if not cuts:
+        return model, ""
+    cut = min(cuts)
+    return model[:cut], model[cut + 1 :]
+
+
+def _lookup(kind: str, name: str, table: Mapping[str, Entry[S]]) -> S:
+    entry = table.get(name)
+    if entry is None:
+        raise _unknown(kind, name, table)
+    return entry.spec
+
+
+def _unknown(
+    kind: str, name: str, table: Mapping[str, Entry[Any]], example_of_usage: bool = False
+) -> UnknownNameError:
+    if example_of_usage:
+        choices = ", ".join(e.spec.usage or n for n, e in table.items())
+    else:
+        choices = ", ".join(table)
+    return UnknownNameError(
+        f"unknown {kind} {name!r}", hint=f"available: {choices or '(none registered)'}"
+    )

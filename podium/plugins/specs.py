@@ -1,0 +1,64 @@
+"""What plugins hand to Podium through the ``podium_*`` registration hooks.
+
+Each spec names one thing a user can pick (``--model``, ``--strategy``, ``--sandbox``, a task
+prefix, an operator set) and carries a factory for it. Specs are plain frozen dataclasses so a
+plugin needs nothing but this module and :mod:`podium.interfaces` to contribute one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from podium.interfaces import Backend, Benchmark, OperatorSet, Sandbox, Strategy
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A model provider. Model names it serves: ``name``, ``name/<model>`` or ``name:<arg>``.
+
+    ``create(arg, options)`` gets what follows the separator (the provider's model id, or a file
+    for ``scripted:``) and the ``model`` config section (base_url, timeouts...).
+    """
+
+    name: str
+    create: Callable[[str, Mapping[str, Any]], Backend]
+    description: str = ""
+    usage: str = ""
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A search policy. ``params`` validates the ``search.*`` keys it reads (unknown keys fail)."""
+
+    name: str
+    create: Callable[[Any], Strategy]
+    params: type[BaseModel] | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    name: str
+    create: Callable[[Mapping[str, Any]], Sandbox]
+    isolated: bool
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    name: str
+    create: Callable[[], Benchmark]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class OperatorSetSpec:
+    """An implementation of draft / improve / debug. ``create`` gets the ``search`` config."""
+
+    name: str
+    create: Callable[[Mapping[str, Any]], OperatorSet]
+    description: str = ""

@@ -1,0 +1,226 @@
+"""The typed records every room shares: nodes, execution results, model calls, usage.
+
+These sit at the bottom of the dependency graph (they import nothing from Podium's rooms), so
+sandboxes, plugins, scaffolds and benchmarks can all speak them. They are pydantic models
+because they are persisted as JSON in the journal and must round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- model calls -------------------------------------------------------------------------
+
+
+class Usage(Record):
+    """Tokens and money spent on model calls. Adds up with ``+``."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            calls=self.calls + other.calls,
+        )
+
+
+class Message(Record):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ToolSpec(Record):
+    """A function the model may call; ``parameters`` is a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolCall(Record):
+    """A function call made by the model; ``arguments`` is always a decoded JSON object."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+class RequestMeta(Record):
+    """Where a request comes from. Not part of the prompt: backends must not send it.
+
+    ``seq`` numbers the run's calls per role (0, 1, ...) in the order the search makes them; a
+    scripted backend answers by it, so a resumed run gets the answers an uninterrupted one would.
+    """
+
+    node_id: int = 0
+    role: Literal["code", "review"] = "code"
+    seq: int = 0
+
+
+class ModelRequest(Record):
+    messages: list[Message]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    meta: RequestMeta = Field(default_factory=RequestMeta)
+
+
+class ModelResponse(Record):
+    text: str = ""
+    tool_call: ToolCall | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    model: str = ""
+
+
+class ModelCall(Record):
+    """One recorded model call, kept in the journal for replay and for the viewer."""
+
+    node_id: int
+    role: Literal["code", "review"]
+    seq: int
+    request: ModelRequest
+    response: ModelResponse | None = None
+    error: str | None = None
+    started_at: datetime = Field(default_factory=utcnow)
+
+
+# --- execution ---------------------------------------------------------------------------
+
+
+class ExecStatus(StrEnum):
+    OK = "ok"
+    ERROR = "error"  # the code raised
+    TIMEOUT = "timeout"  # deadline passed; the kernel was interrupted/killed
+    DIED = "died"  # the kernel process died (OOM kill, os._exit, segfault...)
+
+
+class ExecResult(Record):
+    """What happened when a solution ran. ``output`` is head + tail of stdout/stderr."""
+
+    status: ExecStatus
+    output: str = ""
+    output_bytes: int = 0
+    output_truncated: bool = False
+    error_name: str | None = None
+    error_value: str | None = None
+    traceback: str | None = None
+    duration_s: float = 0.0
+    kernel_start_s: float = 0.0
+    timed_out: bool = False
+    killed_reason: str | None = None
+    peak_memory_bytes: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status is not ExecStatus.OK
+
+
+class EnvironmentInfo(Record):
+    """The solutions' Python environment, as the prompts describe it."""
+
+    python_version: str
+    packages: dict[str, str] = Field(default_factory=dict)
+
+
+# --- the search tree ---------------------------------------------------------------------
+
+
+Operator = str  # "draft" | "improve" | "debug" | "crossover" | a plugin's own
+
+
+class Action(Record):
+    """What a strategy wants done next: run ``operator`` on ``parent_ids`` (empty for a draft)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    operator: Operator
+    parent_ids: tuple[int, ...] = ()
+
+
+class Metric(Record):
+    """A validation metric with its direction. The direction always comes from the task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float
+    lower_is_better: bool
+
+    def better_than(self, other: Metric | None) -> bool:
+        if other is None:
+            return True
+        if self.lower_is_better:
+            return self.value < other.value
+        return self.value > other.value
+
+    @staticmethod
+    def usable(value: float | None) -> bool:
+        return value is not None and math.isfinite(value)
+
+
+class NodeState(StrEnum):
+    PROPOSING = "proposing"  # waiting for the model
+    EXECUTING = "executing"
+    REVIEWING = "reviewing"
+    DONE = "done"
+    INTERRUPTED = "interrupted"
+
+
+class Timings(Record):
+    """Seconds spent per phase; ``overhead`` is Podium's own cost (what perf/ measures)."""
+
+    model_s: float = 0.0
+    kernel_start_s: float = 0.0
+    exec_s: float = 0.0
+    review_model_s: float = 0.0
+    total_s: float = 0.0
+
+    @property
+    def overhead_s(self) -> float:
+        return self.total_s - self.model_s - self.kernel_start_s - self.exec_s - self.review_model_s
+
+
+class Node(Record):
+    """One solution attempt. ``step`` is its position among finished nodes (1-based)."""
+
+    id: int
+    parent_ids: tuple[int, ...] = ()
+    operator: Operator
+    state: NodeState = NodeState.PROPOSING
+    step: int | None = None
+    plan: str = ""
+    code: str = ""
+    exec: ExecResult | None = None
+    metric: Metric | None = None
+    is_buggy: bool = False
+    bug_reason: str | None = None
+    summary: str = ""
+    has_submission: bool = False
+    usage: Usage = Field(default_factory=Usage)
+    timings: Timings = Field(default_factory=Timings)
+    worker: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+
+    @property
+    def is_good(self) -> bool:
+        return self.state is NodeState.DONE and not self.is_buggy and self.metric is not None

@@ -1,0 +1,250 @@
+"""The journal: every node and model call of a run, in SQLite (WAL), written as it happens.
+
+It is the source of truth for resume, the viewer and reports. Each change is one transaction,
+so a SIGKILL at any instant leaves either the old or the new state, never half of one. Next to
+each write goes the run's bookkeeping (elapsed running time, the RNG state), so a resumed run
+continues from exactly the last committed decision.
+
+Tables: ``meta`` (schema and Podium versions, task...), ``nodes`` (one row per node, the full
+record as JSON plus indexed columns), ``calls`` (model calls), ``state`` (run bookkeeping) and
+``discarded`` (nodes interrupted by a crash, kept for inspection when a resume re-runs them).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from podium.errors import RunDirError
+from podium.failpoints import failpoint
+from podium.records import ModelCall, Node, NodeState
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    id INTEGER PRIMARY KEY,
+    state TEXT NOT NULL,
+    step INTEGER UNIQUE,
+    operator TEXT NOT NULL,
+    parent_ids TEXT NOT NULL,
+    is_buggy INTEGER NOT NULL DEFAULT 0,
+    metric REAL,
+    rng_before TEXT,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    node_id INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_by_node ON calls (node_id);
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS discarded (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    node_id INTEGER NOT NULL,
+    node TEXT NOT NULL,
+    calls TEXT NOT NULL,
+    discarded_at TEXT NOT NULL
+);
+"""
+
+RngState = Any  # what random.Random.getstate() returns, JSON-encoded as nested lists
+
+
+def _rng_to_json(state: RngState) -> str:
+    return json.dumps(state)
+
+
+def _rng_from_json(text: str) -> RngState:
+    version, internal, gauss = json.loads(text)
+    return (version, tuple(internal), gauss)
+
+
+class Journal:
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._db = conn
+        self.elapsed_s = float(self.get_state("elapsed_s") or 0.0)
+
+    # --- opening --------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: Path, meta: Mapping[str, str]) -> Journal:
+        conn = _connect(path)
+        with conn:
+            conn.executescript(_SCHEMA)
+            rows = {"schema_version": str(SCHEMA_VERSION), **meta}
+            conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows.items())
+        return cls(path, conn)
+
+    @classmethod
+    def open(cls, path: Path) -> Journal:
+        if not path.is_file():
+            raise RunDirError(f"no journal at {path}", hint="is this a Podium run directory?")
+        conn = _connect(path)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise RunDirError(f"{path} is not a readable journal: {exc}") from None
+        version = int(row[0]) if row else 0
+        if version != SCHEMA_VERSION:
+            raise RunDirError(
+                f"{path} has journal schema {version}; this Podium reads schema {SCHEMA_VERSION}",
+                hint="open it with the Podium version that wrote it (see meta podium_version)",
+            )
+        return cls(path, conn)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _write(self, elapsed_s: float | None) -> Iterator[sqlite3.Connection]:
+        """One transaction; ``elapsed_s`` (running time so far) is committed with it."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+            if elapsed_s is not None:
+                self._set(self._db, "elapsed_s", str(elapsed_s))
+                self.elapsed_s = elapsed_s
+            failpoint("journal.write")  # crash with the transaction written but not committed
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    # --- meta and bookkeeping -------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write(None) as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def get_state(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM state WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_state(self, key: str, value: str, elapsed_s: float | None = None) -> None:
+        with self._write(elapsed_s) as db:
+            self._set(db, key, value)
+
+    @staticmethod
+    def _set(db: sqlite3.Connection, key: str, value: str) -> None:
+        db.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
+
+    # --- nodes ----------------------------------------------------------------------------
+
+    def begin(
+        self, node: Node, rng_before: RngState, rng_after: RngState, elapsed_s: float
+    ) -> None:
+        """Record a node the moment its action is chosen, with the RNG before and after."""
+        with self._write(elapsed_s) as db:
+            db.execute(
+                "INSERT INTO nodes (id, state, step, operator, parent_ids, rng_before, data) "
+                "VALUES (?, ?, NULL, ?, ?, ?, ?)",
+                (node.id, node.state.value, node.operator, json.dumps(node.parent_ids),
+                 _rng_to_json(rng_before), node.model_dump_json()),
+            )  # fmt: skip
+            self._set(db, "rng", _rng_to_json(rng_after))
+
+    def update(self, node: Node, elapsed_s: float) -> None:
+        """Write a node's new state (code proposed, executed, reviewed, finished...)."""
+        with self._write(elapsed_s) as db:
+            db.execute(
+                "UPDATE nodes SET state=?, step=?, is_buggy=?, metric=?, data=? WHERE id=?",
+                (node.state.value, node.step, int(node.is_buggy),
+                 node.metric.value if node.metric else None, node.model_dump_json(), node.id),
+            )  # fmt: skip
+
+    def record_call(self, call: ModelCall) -> None:
+        with self._write(None) as db:
+            db.execute(
+                "INSERT INTO calls (node_id, role, seq, data) VALUES (?, ?, ?, ?)",
+                (call.node_id, call.role, call.seq, call.model_dump_json()),
+            )
+
+    def nodes(self, state: NodeState | None = None) -> list[Node]:
+        """Nodes in id order (finished ones: in step order), optionally of one state."""
+        if state is NodeState.DONE:
+            sql = "SELECT data FROM nodes WHERE state='done' ORDER BY step"
+            rows = self._db.execute(sql).fetchall()
+        elif state is not None:
+            rows = self._db.execute(
+                "SELECT data FROM nodes WHERE state=? ORDER BY id", (state.value,)
+            ).fetchall()
+        else:
+            rows = self._db.execute("SELECT data FROM nodes ORDER BY id").fetchall()
+        return [Node.model_validate_json(r[0]) for r in rows]
+
+    def unfinished(self) -> list[Node]:
+        rows = self._db.execute("SELECT data FROM nodes WHERE state!='done' ORDER BY id")
+        return [Node.model_validate_json(r[0]) for r in rows.fetchall()]
+
+    def calls(self, node_id: int | None = None) -> list[ModelCall]:
+        if node_id is None:
+            rows = self._db.execute("SELECT data FROM calls ORDER BY id").fetchall()
+        else:
+            rows = self._db.execute(
+                "SELECT data FROM calls WHERE node_id=? ORDER BY id", (node_id,)
+            ).fetchall()
+        return [ModelCall.model_validate_json(r[0]) for r in rows]
+
+    def call_counts(self) -> dict[str, int]:
+        """Model calls per role made by finished nodes: where the call sequence resumes."""
+        rows = self._db.execute(
+            "SELECT c.role, COUNT(*) FROM calls c JOIN nodes n ON n.id = c.node_id "
+            "WHERE n.state='done' GROUP BY c.role"
+        ).fetchall()
+        return {role: int(count) for role, count in rows}
+
+    def next_node_id(self) -> int:
+        row = self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM nodes").fetchone()
+        return int(row[0])
+
+    def resume_rng_state(self) -> RngState | None:
+        """The RNG state to continue with: before the earliest unfinished decision, if any."""
+        row = self._db.execute(
+            "SELECT rng_before FROM nodes WHERE state!='done' ORDER BY id LIMIT 1"
+        ).fetchone()
+        if row and row[0]:
+            return _rng_from_json(row[0])
+        saved = self.get_state("rng")
+        return _rng_from_json(saved) if saved else None
+
+    def discard_unfinished(self) -> list[Node]:
+        """Move nodes a crash or an interrupt left unfinished (and their calls) out of the tree.
+
+        Their ids are freed, so the resumed run re-runs the same decisions under the same ids.
+        """
+        nodes = self.unfinished()
+        now = datetime.now(UTC).isoformat()
+        with self._write(None) as db:
+            for node in nodes:
+                calls = [c.model_dump(mode="json") for c in self.calls(node.id)]
+                db.execute(
+                    "INSERT INTO discarded (node_id, node, calls, discarded_at) VALUES (?,?,?,?)",
+                    (node.id, node.model_dump_json(), json.dumps(calls), now),
+                )
+                db.execute("DELETE FROM calls WHERE node_id=?", (node.id,))
+                db.execute("DELETE FROM nodes WHERE id=?", (node.id,))
+        return nodes
+
+    def discarded_count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM discarded").fetchone()[0])
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes, fast
+    return conn

@@ -1,0 +1,402 @@
+"""The search loop (DESIGN §4): pick an action, propose code, execute it, review it, record it.
+
+```
+while budget remains:                       # up to `workers` nodes in flight
+    action = strategy.next_action(tree, rng)
+    node   = await operators.propose(...)    # model call(s)
+    result = await sandbox.execute(...)      # fresh kernel per node
+    node   = judge(review(...))              # metric / bug
+    journal.finish(node); strategy.observe(node); hooks.node_finished(node)
+final = strategy.final_node(tree) -> best/
+```
+
+Crash safety: a node is in the journal from the moment its action is chosen, and every phase
+change is one transaction. On resume, unfinished nodes are discarded and the RNG rewinds to
+before their decision, so they are re-run under the same ids; only finished nodes count as steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from podium.errors import ModelAuthError, ModelError, PluginError, SandboxError
+from podium.failpoints import failpoint
+from podium.interfaces import (
+    Backend,
+    BudgetView,
+    Limits,
+    OperatorContext,
+    OperatorSet,
+    Proposal,
+    Sandbox,
+    Strategy,
+    Task,
+    Workspace,
+)
+from podium.records import (
+    Action,
+    ExecResult,
+    ExecStatus,
+    ModelCall,
+    ModelRequest,
+    ModelResponse,
+    Node,
+    NodeState,
+    RequestMeta,
+    Usage,
+    utcnow,
+)
+from podium.scaffolds import review
+from podium.scaffolds.journal import Journal
+from podium.scaffolds.prompts import Prompts
+from podium.scaffolds.rundir import SUBMISSION, RunDir
+from podium.tree import SearchTree
+
+MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    steps: int
+    time_s: float | None = None
+    cost_usd: float | None = None
+    workers: int = 1
+    seed: int = 0
+    exec_timeout_s: float = 3600.0
+    max_output_bytes: int = 64 * 1024
+    keep_working: bool = False
+
+
+class RunEvents(Protocol):
+    """Where the loop reports progress: plugins' hooks and the CLI's progress rows."""
+
+    def node_started(self, node: Node) -> None: ...
+    def node_finished(self, node: Node) -> None: ...
+
+
+@dataclass
+class SearchParts:
+    task: Task
+    strategy: Strategy
+    operators: OperatorSet
+    sandbox: Sandbox
+    code_model: Backend
+    review_model: Backend
+    prompts: Prompts
+    events: RunEvents
+
+
+@dataclass
+class Outcome:
+    stop_reason: str
+    tree: SearchTree
+    final: Node | None
+    usage: Usage
+    discarded: list[Node] = field(default_factory=list)
+    error: str | None = None
+
+
+class StopRun(Exception):
+    """Raised inside a node when the whole run must stop (e.g. the API key was rejected)."""
+
+
+class Search:
+    def __init__(
+        self, run_dir: RunDir, journal: Journal, parts: SearchParts, settings: LoopSettings
+    ) -> None:
+        self.run_dir, self.journal, self.parts, self.settings = run_dir, journal, parts, settings
+        self.tree = SearchTree(parts.task.lower_is_better)
+        self.rng = random.Random(settings.seed)
+        rng_state = journal.resume_rng_state()
+        if rng_state is not None:
+            self.rng.setstate(rng_state)
+        self.discarded = journal.discard_unfinished()
+        self.usage = Usage()
+        for node in journal.nodes(NodeState.DONE):
+            self._admit(node)
+        self.seq: dict[str, int] = journal.call_counts()
+        self.next_id = journal.next_node_id()
+        self.in_flight: dict[asyncio.Task[Node], Node] = {}
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.sandbox_failures = 0
+        self._started = time.monotonic()
+        self._elapsed_before = journal.elapsed_s
+        self.best_id = run_dir.best_node_id()
+
+    # --- budget ---------------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        return self._elapsed_before + (time.monotonic() - self._started)
+
+    def time_left(self) -> float | None:
+        t = self.settings.time_s
+        return None if t is None else max(t - self.elapsed(), 0.0)
+
+    def exhausted(self) -> str | None:
+        """Why no new node may start, or None."""
+        s = self.settings
+        if len(self.tree) + len(self.in_flight) >= s.steps:
+            return "steps"
+        if (left := self.time_left()) is not None and left <= 0:
+            return "time"
+        if s.cost_usd is not None and self.usage.cost_usd >= s.cost_usd:
+            return "cost"
+        return None
+
+    # --- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        try:
+            await self._loop()
+        except asyncio.CancelledError:
+            self.stop_reason = self.stop_reason or "interrupted"
+            await self._cancel_in_flight()
+        final = self.parts.strategy.final_node(self.tree)
+        self._publish(final)
+        return Outcome(
+            stop_reason=self.stop_reason or "steps",
+            tree=self.tree,
+            final=final,
+            usage=self.usage,
+            discarded=self.discarded,
+            error=self.error,
+        )
+
+    def request_stop(self, reason: str = "interrupted") -> None:
+        """Stop now: nodes in flight are cancelled and stay resumable (marked interrupted)."""
+        self.stop_reason = self.stop_reason or reason
+        for task in self.in_flight:
+            task.cancel()
+
+    async def _loop(self) -> None:
+        while self.stop_reason is None:
+            self._launch()
+            if not self.in_flight:
+                self.stop_reason = self.exhausted() or "exhausted"
+                break
+            done, _ = await asyncio.wait(self.in_flight, return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(done, key=lambda t: self.in_flight[t].id):
+                self._settle(task, self.in_flight.pop(task))
+        await self._cancel_in_flight()
+
+    def _launch(self) -> None:
+        while self.stop_reason is None and len(self.in_flight) < self.settings.workers:
+            if self.exhausted():
+                return
+            before = self.rng.getstate()
+            self.tree.pending = [_action_of(n) for n in self.in_flight.values()]
+            action = self.parts.strategy.next_action(self.tree, self.rng)
+            if action is None:
+                return
+            if action.operator not in self.parts.operators.operators:
+                raise PluginError(
+                    f"strategy {self.parts.strategy.name} asked for operator "
+                    f"{action.operator!r}, which operator set {self.parts.operators.name} lacks"
+                )
+            node = Node(
+                id=self.next_id,
+                parent_ids=action.parent_ids,
+                operator=action.operator,
+                worker=self._free_worker(),
+            )
+            self.next_id += 1
+            self.journal.begin(node, before, self.rng.getstate(), self.elapsed())
+            self.parts.events.node_started(node)
+            task = asyncio.create_task(self._expand(node), name=f"node-{node.id}")
+            self.in_flight[task] = node
+
+    def _free_worker(self) -> int:
+        busy = {n.worker for n in self.in_flight.values()}
+        return next(i for i in range(self.settings.workers) if i not in busy)
+
+    def _settle(self, task: asyncio.Task[Node], started: Node) -> None:
+        """Record one finished expansion; decide whether the run goes on."""
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if isinstance(exc, StopRun):
+            self.stop_reason, self.error = "error", str(exc)
+            return
+        if exc is not None:
+            raise exc
+        node = task.result()
+        node = node.model_copy(
+            update={"state": NodeState.DONE, "step": len(self.tree) + 1, "finished_at": utcnow()}
+        )
+        self.journal.update(node, self.elapsed())
+        self._admit(node)
+        self.run_dir.tidy_node(node.id, self.settings.keep_working)
+        self._publish(self.parts.strategy.final_node(self.tree))
+        self.parts.events.node_finished(node)
+
+    def _admit(self, node: Node) -> None:
+        self.tree.add(node)
+        self.usage += node.usage
+        self.parts.strategy.observe(node, self.tree)
+
+    def _publish(self, final: Node | None) -> None:
+        final_id = final.id if final else None
+        if final_id != self.best_id or (final and not self.run_dir.best.exists()):
+            self.run_dir.publish_best(final)
+            self.best_id = final_id
+
+    async def _cancel_in_flight(self) -> None:
+        for task in self.in_flight:
+            task.cancel()
+        if self.in_flight:
+            await asyncio.gather(*self.in_flight, return_exceptions=True)
+        self.in_flight.clear()
+
+    # --- one node -------------------------------------------------------------------------
+
+    async def _expand(self, node: Node) -> Node:
+        t0 = time.perf_counter()
+        self.run_dir.reset_node(node.id)
+        client = _RecordingClient(self, node.id)
+        try:
+            node = await self._propose(node, client)
+            if node.bug_reason is None:
+                node = await self._execute_and_review(node, client)
+        except asyncio.CancelledError:
+            interrupted = node.model_copy(update={"state": NodeState.INTERRUPTED})
+            with contextlib.suppress(Exception):
+                self.journal.update(interrupted, self.elapsed())
+            raise
+        timings = node.timings.model_copy(
+            update={"total_s": time.perf_counter() - t0, "review_model_s": client.review_s}
+        )
+        return node.model_copy(update={"usage": client.usage, "timings": timings})
+
+    async def _propose(self, node: Node, client: _RecordingClient) -> Node:
+        parents = [self.tree.get(p) for p in node.parent_ids]
+        ctx = OperatorContext(
+            task=self.parts.task,
+            action=_action_of(node),
+            parents=parents,
+            tree=self.tree,
+            environment=await self.parts.sandbox.environment(),
+            budget=BudgetView(
+                steps_left=self.settings.steps - len(self.tree),
+                time_left_s=self.time_left(),
+                exec_timeout_s=self.settings.exec_timeout_s,
+            ),
+            model=client,
+            rng=random.Random(f"{self.settings.seed}:{node.id}"),
+        )
+        problem: str | None = None
+        try:
+            proposal = await self.parts.operators.propose(ctx)
+        except ModelAuthError as exc:
+            raise StopRun(f"model authentication failed: {exc}") from exc
+        except ModelError as exc:
+            proposal, problem = Proposal("", ""), f"model call failed: {exc}"
+        except Exception as exc:
+            proposal = Proposal("", "")
+            problem = f"operator {node.operator} failed: {type(exc).__name__}: {exc}"
+        problem = problem or proposal.problem or (None if proposal.code.strip() else "no code")
+        timings = node.timings.model_copy(update={"model_s": client.code_s})
+        node = node.model_copy(
+            update={"plan": proposal.plan, "code": proposal.code, "timings": timings,
+                    "state": NodeState.EXECUTING}
+        )  # fmt: skip
+        self.run_dir.write_text(node.id, "solution.py", node.code)
+        if problem:
+            node = node.model_copy(update={"is_buggy": True, "bug_reason": problem})
+        self.journal.update(node, self.elapsed())
+        return node
+
+    async def _execute_and_review(self, node: Node, client: _RecordingClient) -> Node:
+        task = self.parts.task
+        result = await self._execute(node)
+        self.run_dir.write_text(node.id, "output.txt", result.output)
+        has_submission = self.run_dir.collect_submission(node.id)
+        submission_problem = (
+            task.check_submission(self.run_dir.node_dir(node.id) / SUBMISSION)
+            if has_submission
+            else "no submission/submission.csv was written"
+        )
+        timings = node.timings.model_copy(
+            update={"kernel_start_s": result.kernel_start_s, "exec_s": result.duration_s}
+        )
+        node = node.model_copy(
+            update={"exec": result, "has_submission": has_submission, "timings": timings,
+                    "state": NodeState.REVIEWING}
+        )  # fmt: skip
+        self.journal.update(node, self.elapsed())
+        try:
+            opinion = await review.ask_model(task, node.code, result, client, self.parts.prompts)
+        except ModelAuthError as exc:
+            raise StopRun(f"model authentication failed: {exc}") from exc
+        verdict = review.judge(task, result, opinion, submission_problem)
+        return node.model_copy(
+            update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
+                    "bug_reason": verdict.bug_reason, "summary": verdict.summary}
+        )  # fmt: skip
+
+    async def _execute(self, node: Node) -> ExecResult:
+        timeout = self.settings.exec_timeout_s
+        if (left := self.time_left()) is not None:
+            timeout = max(min(timeout, left), 1.0)
+        workspace = Workspace(self.run_dir.node_dir(node.id), self.parts.task.public_dir)
+        limits = Limits(timeout_s=timeout, max_output_bytes=self.settings.max_output_bytes)
+        failpoint("exec.start")
+        try:
+            result = await self.parts.sandbox.execute(node.code, workspace, limits)
+        except SandboxError as exc:
+            self.sandbox_failures += 1
+            if self.sandbox_failures >= MAX_SANDBOX_FAILURES:
+                raise StopRun(f"the sandbox failed {self.sandbox_failures} times: {exc}") from exc
+            return ExecResult(
+                status=ExecStatus.DIED, error_name="SandboxError", error_value=str(exc),
+                output=f"SandboxError: {exc}\n", killed_reason=f"sandbox error: {exc}",
+            )  # fmt: skip
+        self.sandbox_failures = 0
+        return result
+
+
+def _action_of(node: Node) -> Action:
+    return Action(operator=node.operator, parent_ids=node.parent_ids)
+
+
+class _RecordingClient:
+    """The ModelClient operators and the reviewer use: numbers, records and accounts calls."""
+
+    def __init__(self, search: Search, node_id: int) -> None:
+        self.search, self.node_id = search, node_id
+        self.usage = Usage()
+        self.code_s = 0.0
+        self.review_s = 0.0
+
+    async def ask(self, request: ModelRequest, role: Literal["code", "review"]) -> ModelResponse:
+        s = self.search
+        seq = s.seq.get(role, 0)
+        s.seq[role] = seq + 1
+        request = request.model_copy(
+            update={"meta": RequestMeta(node_id=self.node_id, role=role, seq=seq)}
+        )
+        backend = s.parts.code_model if role == "code" else s.parts.review_model
+        call = ModelCall(node_id=self.node_id, role=role, seq=seq, request=request)
+        t0 = time.perf_counter()
+        try:
+            response = await backend.complete(request)
+        except ModelError as exc:
+            s.journal.record_call(call.model_copy(update={"error": str(exc)}))
+            raise
+        finally:
+            self._add_time(role, time.perf_counter() - t0)
+        failpoint("model.call")  # crash with an answer received but not yet recorded
+        s.journal.record_call(call.model_copy(update={"response": response}))
+        self.usage += response.usage
+        return response
+
+    def _add_time(self, role: str, seconds: float) -> None:
+        if role == "code":
+            self.code_s += seconds
+        else:
+            self.review_s += seconds

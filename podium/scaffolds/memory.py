@@ -1,0 +1,54 @@
+"""What operators are reminded of: earlier good nodes, and a failing node's debug history.
+
+Both are bounded by a character budget so prompts stay the same size however long the run
+gets (AIDE's memory grew without bound).
+"""
+
+from __future__ import annotations
+
+from podium.records import Node
+from podium.tree import SearchTree
+
+
+def first_sentences(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def good_nodes(tree: SearchTree, budget_chars: int, exclude: tuple[int, ...] = ()) -> str:
+    """Best-first one-line summaries of good nodes, as many as fit in ``budget_chars``."""
+    sign = 1 if tree.lower_is_better else -1
+    good = sorted(
+        (n for n in tree.good_nodes() if n.id not in exclude and n.metric is not None),
+        key=lambda n: (sign * n.metric.value if n.metric else 0.0, n.id),
+    )
+    lines: list[str] = []
+    used = 0
+    for node in good:
+        assert node.metric is not None
+        about = first_sentences(node.summary or node.plan)
+        line = f"- {about} (validation metric {node.metric.value:.6g})"
+        if used + len(line) + 1 > budget_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines) if lines else "(none yet)"
+
+
+def debug_history(tree: SearchTree, parent: Node, budget_chars: int) -> str:
+    """The buggy ancestors that earlier debug steps already tried to fix, newest first."""
+    chain: list[Node] = []
+    node = parent
+    while node.operator == "debug" and node.parent_ids:
+        node = tree.get(node.parent_ids[0])
+        if node.is_buggy:
+            chain.append(node)
+    lines: list[str] = []
+    used = 0
+    for n in chain:
+        line = f"- {first_sentences(n.plan, 200)} -> failed: {first_sentences(n.bug_reason or '')}"
+        if used + len(line) + 1 > budget_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines) if lines else "(none)"

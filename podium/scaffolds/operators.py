@@ -1,0 +1,103 @@
+"""The LLM operator set: draft, improve and debug as prompts to the code model.
+
+Each operator renders its template from the task, a data preview, the solutions' packages,
+what is left of the budget, its parent and a bounded memory, asks the model once, and parses a
+plan and code out of the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from podium.interfaces import OperatorContext, OperatorSet, Proposal
+from podium.records import Message, ModelRequest, Node
+from podium.scaffolds import data_preview, memory
+from podium.scaffolds.parsing import extract
+from podium.scaffolds.prompts import Prompts
+from podium.scaffolds.review import direction, tail
+
+PARENT_OUTPUT_CHARS = 4000
+
+
+def format_duration(seconds: float) -> str:
+    """Coarse on purpose (whole hours, or 10-minute steps) so prompts rarely differ by timing."""
+    if seconds >= 7200:
+        return f"{int(seconds // 3600)} hours"
+    if seconds >= 600:
+        return f"{int(seconds // 600) * 10} minutes"
+    if seconds >= 60:
+        return f"{int(seconds // 60)} minutes"
+    return f"{max(int(seconds), 1)} seconds"
+
+
+@lru_cache(maxsize=8)
+def _preview(public_dir: Path) -> str:
+    return data_preview.preview(public_dir)
+
+
+def budget_line(ctx: OperatorContext) -> str:
+    parts = [f"Steps left in this search, including this one: {ctx.budget.steps_left}."]
+    if ctx.budget.time_left_s is not None:
+        parts.append(f"Time left: about {format_duration(ctx.budget.time_left_s)}.")
+    return " ".join(parts)
+
+
+def metric_text(node: Node) -> str:
+    return f"{node.metric.value:.6g}" if node.metric else "none"
+
+
+class LLMOperators(OperatorSet):
+    name = "llm"
+    operators = ("draft", "improve", "debug")
+
+    def __init__(self, prompts: Prompts, memory_chars: int = 4000) -> None:
+        self.prompts = prompts
+        self.memory_chars = memory_chars
+
+    def values(self, ctx: OperatorContext) -> dict[str, str]:
+        task = ctx.task
+        values = {
+            "task_description": task.description,
+            "data_preview": _preview(task.public_dir),
+            "metric_name": task.metric_name,
+            "direction": direction(task),
+            "exec_timeout": format_duration(ctx.budget.exec_timeout_s),
+            "packages": ", ".join(f"{k} {v}" for k, v in ctx.environment.packages.items())
+            or "the Python standard library only",
+            "budget": budget_line(ctx),
+            "memory": memory.good_nodes(ctx.tree, self.memory_chars, ctx.action.parent_ids),
+        }
+        if ctx.parents:
+            parent = ctx.parents[0]
+            values |= {
+                "parent_plan": parent.plan or "(none)",
+                "parent_code": parent.code.rstrip(),
+                "parent_output": tail(
+                    parent.exec.output if parent.exec else "", PARENT_OUTPUT_CHARS
+                ),
+                "parent_metric": metric_text(parent),
+                "bug_reason": parent.bug_reason or "",
+                "debug_history": memory.debug_history(ctx.tree, parent, self.memory_chars),
+            }
+        return values
+
+    async def propose(self, ctx: OperatorContext) -> Proposal:
+        values = self.values(ctx)
+        request = ModelRequest(
+            messages=[
+                Message(role="system", content=self.prompts.render("system", values)),
+                Message(role="user", content=self.prompts.render(ctx.action.operator, values)),
+            ]
+        )
+        response = await ctx.model.ask(request, role="code")
+        parsed = extract(response.text)
+        return Proposal(plan=parsed.plan, code=parsed.code, problem=parsed.problem)
+
+
+def create(search: Mapping[str, Any]) -> LLMOperators:
+    return LLMOperators(
+        Prompts(search.get("prompts") or {}), memory_chars=int(search.get("memory_chars", 4000))
+    )

@@ -1,0 +1,86 @@
+"""Pulls a plan and a Python program out of a model's free-form answer.
+
+Models wrap code in fences (or forget to), add several blocks (a snippet, then the full
+program; a shell command), leave a fence unclosed when they run out of tokens, or think aloud in
+``<think>`` tags first. The rule: take the longest block tagged Python (or untagged) that
+compiles, else the longest such block, else the answer itself if it is a program; the plan is
+the prose around it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_FENCE_OPEN = re.compile(r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*$", re.M)
+_PY_LANGS = {"", "python", "py", "python3", "ipython", "ipython3", "py3"}
+_CODE_START = re.compile(r"^(import |from \S+ import |def |class |# ?%%|[A-Za-z_]\w* = )", re.M)
+
+
+@dataclass(frozen=True)
+class Block:
+    lang: str
+    code: str
+    start: int  # offsets of the whole fenced block in the text
+    end: int
+
+
+@dataclass(frozen=True)
+class Parsed:
+    plan: str
+    code: str
+    problem: str | None = None  # set when no usable code was found
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """Every fenced block in order; an unclosed last fence runs to the end of the text."""
+    blocks: list[Block] = []
+    pos = 0
+    while (m := _FENCE_OPEN.search(text, pos)) is not None:
+        fence = m.group("fence")
+        close = re.compile(rf"^[ ]{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        body_start = m.end() + 1
+        c = close.search(text, body_start)
+        body_end, end = (c.start(), c.end()) if c else (len(text), len(text))
+        code = text[body_start:body_end] if body_start <= body_end else ""
+        blocks.append(Block(m.group("lang").lower(), code.rstrip() + "\n", m.start(), end))
+        pos = end
+    return blocks
+
+
+def compiles(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def extract(answer: str) -> Parsed:
+    text = _THINK.sub("", answer).strip()
+    candidates = [b for b in fenced_blocks(text) if b.lang in _PY_LANGS and b.code.strip()]
+    if candidates:
+        good = [b for b in candidates if compiles(b.code)] or candidates
+        best = max(good, key=lambda b: len(b.code))
+        before = _strip_blocks(text[: best.start]).strip()
+        after = _strip_blocks(text[best.end :]).strip()
+        return Parsed(plan=before or after, code=best.code)
+    return _unfenced(text)
+
+
+def _unfenced(text: str) -> Parsed:
+    if text and compiles(text) and _CODE_START.search(text):
+        return Parsed(plan="", code=text.rstrip() + "\n")
+    for m in _CODE_START.finditer(text):
+        code = text[m.start() :]
+        if compiles(code):
+            return Parsed(plan=text[: m.start()].strip(), code=code.rstrip() + "\n")
+    return Parsed(plan=text, code="", problem="the model's answer contains no Python code")
+
+
+def _strip_blocks(text: str) -> str:
+    for block in reversed(fenced_blocks(text)):
+        text = text[: block.start] + text[block.end :]
+    return text

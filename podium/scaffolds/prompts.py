@@ -1,0 +1,179 @@
+"""Prompt templates of the LLM operators and the reviewer, overridable from config.
+
+Templates use ``string.Template`` syntax (``$name``; a literal dollar is ``$$``) so code and JSON
+in them need no escaping. Everything substituted is deterministic for identical runs — no
+absolute paths, timestamps or durations measured during the run — so recorded model calls can be
+matched against a later run's requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from string import Template
+
+from podium.errors import ConfigError
+
+SYSTEM = """\
+You are an expert machine-learning engineer competing in a Kaggle-style competition. You write \
+complete, self-contained Python solutions; each one runs from scratch in a fresh Jupyter kernel.
+
+Rules for every solution:
+- The competition data is in ./input/ (read-only). Write scratch files only under ./working/.
+- Write the test-set predictions to ./submission/submission.csv, in the exact format of the \
+sample submission in ./input/.
+- Hold out part of the training data, evaluate on it with the competition metric ($metric_name, \
+$direction), and print the result on its own line, exactly like this:
+  VALIDATION_METRIC: <number>
+- One execution may run for at most $exec_timeout; stay well below it.
+- Installed packages you may use: $packages. Do not install anything.
+- Answer with a short plan in prose, then the complete code in one ```python code block.
+"""
+
+DRAFT = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# Earlier solutions
+$memory
+
+# Your job
+Propose a new solution, different from the earlier ones. Start with a plan of 3-5 sentences \
+(model, features, validation), then give the complete code.
+$budget
+"""
+
+IMPROVE = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# The solution to improve
+Plan: $parent_plan
+
+```python
+$parent_code
+```
+
+Output (end):
+```
+$parent_output
+```
+Validation metric: $parent_metric ($direction)
+
+# Earlier solutions
+$memory
+
+# Your job
+Propose one specific, atomic change that should improve the validation metric. Explain it in a \
+few sentences, then give the complete updated code.
+$budget
+"""
+
+DEBUG = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# A solution that failed
+```python
+$parent_code
+```
+
+Output (end):
+```
+$parent_output
+```
+Why it failed: $bug_reason
+
+# Earlier attempts to fix it
+$debug_history
+
+# Your job
+Find the bug and fix it. Explain the fix in a few sentences, then give the complete corrected code.
+$budget
+"""
+
+REVIEW_SYSTEM = """\
+You review one execution of a solution to a machine-learning competition. Report your verdict by \
+calling the function submit_review."""
+
+REVIEW = """\
+# Task
+$task_description
+
+# The code that ran
+```python
+$code
+```
+
+# Its output (end)
+```
+$output
+```
+
+Decide whether the run has a bug: an error, no predictions written to \
+./submission/submission.csv, or a validation that is not trustworthy (e.g. leakage). Summarise \
+in 2-3 sentences what was tried and what came out. If the output reports a validation score, \
+give it as the metric; otherwise give null.
+"""
+
+DEFAULTS: dict[str, str] = {
+    "system": SYSTEM,
+    "draft": DRAFT,
+    "improve": IMPROVE,
+    "debug": DEBUG,
+    "review_system": REVIEW_SYSTEM,
+    "review": REVIEW,
+}
+
+_COMMON = {"task_description", "data_preview", "memory", "budget", "metric_name", "direction"}
+_PARENT = {"parent_plan", "parent_code", "parent_output", "parent_metric"}
+PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "system": frozenset({"metric_name", "direction", "exec_timeout", "packages"}),
+    "draft": frozenset(_COMMON),
+    "improve": frozenset(_COMMON | _PARENT),
+    "debug": frozenset(_COMMON | _PARENT | {"bug_reason", "debug_history"}),
+    "review_system": frozenset({"metric_name", "direction"}),
+    "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
+}
+
+
+def validate_overrides(overrides: Mapping[str, str]) -> None:
+    """Fail on unknown template names and on placeholders a template cannot be given."""
+    for name, text in overrides.items():
+        if name not in DEFAULTS:
+            raise ConfigError(
+                f"prompts.{name}: unknown prompt template",
+                hint=f"templates: {', '.join(DEFAULTS)}",
+            )
+        try:
+            used = set(Template(text).get_identifiers())
+        except ValueError as exc:
+            raise ConfigError(f"prompts.{name}: invalid template: {exc}") from None
+        if not Template(text).is_valid():
+            raise ConfigError(f"prompts.{name}: invalid template (a lone $ sign? write $$)")
+        unknown = used - PLACEHOLDERS[name]
+        if unknown:
+            raise ConfigError(
+                f"prompts.{name}: unknown placeholder(s) {', '.join(sorted(unknown))}",
+                hint=f"available: {', '.join(sorted(PLACEHOLDERS[name]))}",
+            )
+
+
+class Prompts:
+    """The templates in force for a run: defaults, with the config's overrides on top."""
+
+    def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
+        validate_overrides(overrides or {})
+        self.templates = {**DEFAULTS, **(overrides or {})}
+
+    def render(self, name: str, values: Mapping[str, str]) -> str:
+        wanted = PLACEHOLDERS[name]
+        return Template(self.templates[name]).substitute({k: values.get(k, "") for k in wanted})

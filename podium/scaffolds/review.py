@@ -1,0 +1,165 @@
+"""Turns an execution into a verdict: metric, bug or not, and a summary.
+
+The metric comes from the solution's own ``VALIDATION_METRIC: <number>`` line first; the model's
+structured review (``submit_review``) gives the bug verdict and summary, and the metric only when
+the line is missing. Hard checks (exception, timeout, no metric, missing or malformed
+submission) make a node buggy whatever the review says. The direction comes from the task.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from podium.errors import ModelAuthError, ModelError
+from podium.interfaces import ModelClient, Task
+from podium.records import ExecResult, ExecStatus, Message, Metric, ModelRequest, ToolSpec
+from podium.scaffolds.prompts import Prompts
+
+METRIC_LINE = re.compile(
+    r"^[ \t]*VALIDATION_METRIC[ \t]*[:=][ \t]*(?P<value>\S+)[ \t]*$", re.MULTILINE
+)
+REVIEW_TOOL = ToolSpec(
+    name="submit_review",
+    description="Submit the review of one execution of a solution.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "is_bug": {
+                "type": "boolean",
+                "description": "true if the run failed or its results cannot be trusted",
+            },
+            "summary": {
+                "type": "string",
+                "description": "2-3 sentences: what was tried and what came out",
+            },
+            "metric": {
+                "type": ["number", "null"],
+                "description": "the validation score the output reports, or null",
+            },
+        },
+        "required": ["is_bug", "summary", "metric"],
+    },
+)
+OUTPUT_CHARS_FOR_REVIEW = 8000
+DESCRIPTION_CHARS_FOR_REVIEW = 4000
+
+
+def metric_from_output(output: str) -> float | str | None:
+    """The last ``VALIDATION_METRIC`` line's value; a string explains an unusable value."""
+    matches = METRIC_LINE.findall(output)
+    if not matches:
+        return None
+    raw = matches[-1]
+    try:
+        value = float(raw)
+    except ValueError:
+        return f"VALIDATION_METRIC line holds {raw!r}, not a number"
+    if not math.isfinite(value):
+        return f"VALIDATION_METRIC is {raw}"
+    return value
+
+
+@dataclass(frozen=True)
+class ModelReview:
+    is_bug: bool
+    summary: str
+    metric: float | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    metric: Metric | None
+    is_buggy: bool
+    bug_reason: str | None
+    summary: str
+
+
+def tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+async def ask_model(
+    task: Task, code: str, result: ExecResult, model: ModelClient, prompts: Prompts
+) -> ModelReview | str:
+    """The model's structured review, or a string saying why there is none."""
+    values = {
+        "task_description": tail(task.description, DESCRIPTION_CHARS_FOR_REVIEW),
+        "code": code,
+        "output": tail(result.output, OUTPUT_CHARS_FOR_REVIEW),
+        "metric_name": task.metric_name,
+        "direction": direction(task),
+    }
+    request = ModelRequest(
+        messages=[
+            Message(role="system", content=prompts.render("review_system", values)),
+            Message(role="user", content=prompts.render("review", values)),
+        ],
+        tools=[REVIEW_TOOL],
+        tool_choice=REVIEW_TOOL.name,
+    )
+    try:
+        response = await model.ask(request, role="review")
+    except ModelAuthError:
+        raise
+    except ModelError as exc:
+        return f"review call failed: {exc}"
+    call = response.tool_call
+    if call is None or call.name != REVIEW_TOOL.name:
+        return "the review model did not call submit_review"
+    args = call.arguments
+    raw = args.get("metric")
+    is_number = isinstance(raw, int | float) and not isinstance(raw, bool)
+    metric = float(raw) if is_number and raw is not None else None
+    return ModelReview(
+        is_bug=bool(args.get("is_bug", False)),
+        summary=str(args.get("summary", "")).strip(),
+        metric=metric if metric is not None and math.isfinite(metric) else None,
+    )
+
+
+def direction(task: Task) -> str:
+    return "lower is better" if task.lower_is_better else "higher is better"
+
+
+def judge(
+    task: Task,
+    result: ExecResult,
+    review: ModelReview | str,
+    submission_problem: str | None,
+) -> Verdict:
+    """Combine the metric line, the model's review and the hard checks into one verdict."""
+    line = metric_from_output(result.output)
+    model_review = review if isinstance(review, ModelReview) else None
+    value = line if isinstance(line, float) else (model_review.metric if model_review else None)
+    metric = (
+        Metric(value=value, lower_is_better=task.lower_is_better) if value is not None else None
+    )
+    reasons = [
+        _exec_problem(result),
+        f"review: {model_review.summary}" if model_review and model_review.is_bug else None,
+        _metric_problem(line, metric),
+        submission_problem,
+    ]
+    bug = next((r for r in reasons if r), None)
+    summary = model_review.summary if model_review else f"({review})"
+    return Verdict(metric=metric, is_buggy=bug is not None, bug_reason=bug, summary=summary)
+
+
+def _exec_problem(result: ExecResult) -> str | None:
+    if result.status is ExecStatus.TIMEOUT:
+        return f"timed out ({result.killed_reason})"
+    if result.status is ExecStatus.DIED:
+        return f"the kernel died ({result.killed_reason})"
+    if result.status is ExecStatus.ERROR:
+        return f"{result.error_name}: {result.error_value}"
+    return None
+
+
+def _metric_problem(line: float | str | None, metric: Metric | None) -> str | None:
+    if isinstance(line, str) and metric is None:
+        return line
+    if metric is None:
+        return "no VALIDATION_METRIC line in the output and no metric from the review"
+    return None

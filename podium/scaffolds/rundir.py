@@ -1,0 +1,146 @@
+"""The run directory contract (later tools and checks rely on it):
+
+```
+DIR/config.toml        the resolved config           DIR/summary.json   the run's outcome
+DIR/journal.sqlite     every node and model call      DIR/grade.json     once graded
+DIR/nodes/<id>/        solution.py, output.txt, submission.csv (if any), working/ (if kept)
+DIR/best/              solution.py, submission.csv, node.json: the chosen final node
+```
+
+Files a solution wrote are hostile: a "submission" may be a symlink to the private answers or a
+FIFO. They are opened without following links and must be regular files.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any, TextIO
+
+from podium.errors import RunDirError
+from podium.failpoints import failpoint
+from podium.records import Node
+
+SUBMISSION = "submission.csv"
+
+
+class RunDir:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.config = root / "config.toml"
+        self.journal = root / "journal.sqlite"
+        self.nodes = root / "nodes"
+        self.best = root / "best"
+        self.summary = root / "summary.json"
+        self.grade = root / "grade.json"
+        self._lock: TextIO | None = None
+
+    def node_dir(self, node_id: int) -> Path:
+        return self.nodes / str(node_id)
+
+    # --- exclusive use --------------------------------------------------------------------
+
+    def lock(self) -> None:
+        """Hold an exclusive lock for this process's lifetime: one writer per run dir."""
+        fh = (self.root / ".lock").open("a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise RunDirError(
+                f"{self.root} is in use by another Podium process",
+                hint="wait for it to finish, or stop it first",
+            ) from None
+        self._lock = fh
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    # --- per node -------------------------------------------------------------------------
+
+    def reset_node(self, node_id: int) -> Path:
+        """An empty directory for the node (leftovers of an interrupted attempt are removed)."""
+        path = self.node_dir(node_id)
+        if path.is_symlink() or path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+        return path
+
+    def write_text(self, node_id: int, name: str, text: str) -> None:
+        (self.node_dir(node_id) / name).write_text(text, encoding="utf-8")
+
+    def collect_submission(self, node_id: int) -> bool:
+        """Move ``submission/submission.csv`` to ``<node>/submission.csv`` if it is a real file."""
+        node_dir = self.node_dir(node_id)
+        written = node_dir / "submission" / SUBMISSION
+        if written.parent.is_symlink() or not _is_regular_file(written):
+            return False
+        os.replace(written, node_dir / SUBMISSION)
+        return True
+
+    def tidy_node(self, node_id: int, keep_working: bool) -> None:
+        """Remove what a finished node no longer needs (the input link, scratch space)."""
+        node_dir = self.node_dir(node_id)
+        link = node_dir / "input"
+        if link.is_symlink():
+            link.unlink()
+        shutil.rmtree(node_dir / "submission", ignore_errors=True)
+        if not keep_working:
+            shutil.rmtree(node_dir / "working", ignore_errors=True)
+
+    # --- the final node -------------------------------------------------------------------
+
+    def publish_best(self, node: Node | None) -> None:
+        """Make ``best/`` hold ``node``'s files, atomically: a crash leaves the old or the new."""
+        staging, old = self.root / "best.new", self.root / "best.old"
+        for leftover in (staging, old):
+            shutil.rmtree(leftover, ignore_errors=True)
+        if node is None:
+            return
+        staging.mkdir()
+        src = self.node_dir(node.id)
+        for name in ("solution.py", SUBMISSION):
+            if _is_regular_file(src / name):
+                shutil.copyfile(src / name, staging / name, follow_symlinks=False)
+                failpoint("best.copy")
+        info = {"node_id": node.id, "operator": node.operator, "step": node.step,
+                "metric": node.metric.value if node.metric else None}  # fmt: skip
+        (staging / "node.json").write_text(json.dumps(info, indent=2) + "\n")
+        if self.best.exists():
+            os.replace(self.best, old)
+        os.replace(staging, self.best)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def best_node_id(self) -> int | None:
+        try:
+            return int(json.loads((self.best / "node.json").read_text())["node_id"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    # --- summary --------------------------------------------------------------------------
+
+    def write_json(self, path: Path, data: dict[str, Any]) -> None:
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def _is_regular_file(path: Path) -> bool:
+    """True for a regular file reached without following a symlink at its last component."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
+            return False
+        raise
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)

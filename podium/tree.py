@@ -1,0 +1,92 @@
+"""The search tree as strategies and operators see it: finished nodes plus pending actions.
+
+It is a DAG (a crossover node has two parents). The journal is the durable copy; this is the
+in-memory index the loop keeps in step with it, so strategy decisions cost microseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from podium.records import Action, Node
+
+
+class SearchTree:
+    def __init__(self, lower_is_better: bool) -> None:
+        self.lower_is_better = lower_is_better
+        self._nodes: dict[int, Node] = {}
+        self._children: dict[int, list[int]] = {}
+        self._best: Node | None = None
+        self.pending: list[Action] = []  # actions handed out whose nodes have not finished
+
+    # --- building -------------------------------------------------------------------------
+
+    def add(self, node: Node) -> None:
+        """Add a finished node (its parents must already be in the tree)."""
+        self._nodes[node.id] = node
+        self._children.setdefault(node.id, [])
+        for pid in node.parent_ids:
+            self._children.setdefault(pid, []).append(node.id)
+        if node.is_good and node.metric is not None:
+            best = self._best.metric if self._best is not None else None
+            if node.metric.better_than(best):
+                self._best = node
+
+    # --- reading --------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self._nodes.values())
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._nodes
+
+    def get(self, node_id: int) -> Node:
+        return self._nodes[node_id]
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Finished nodes in the order they finished."""
+        return list(self._nodes.values())
+
+    def children(self, node_id: int) -> list[Node]:
+        return [self._nodes[c] for c in self._children.get(node_id, [])]
+
+    def is_leaf(self, node_id: int) -> bool:
+        return not self._children.get(node_id)
+
+    def good_nodes(self) -> list[Node]:
+        return [n for n in self._nodes.values() if n.is_good]
+
+    def buggy_nodes(self) -> list[Node]:
+        return [n for n in self._nodes.values() if n.is_buggy]
+
+    def drafts(self) -> list[Node]:
+        return [n for n in self._nodes.values() if not n.parent_ids]
+
+    def best_node(self) -> Node | None:
+        """The good node with the best validation metric (the earliest one on a tie)."""
+        return self._best
+
+    def debug_depth(self, node: Node) -> int:
+        """How many debug steps in a row led to ``node`` (0 for a node that is not a debug)."""
+        depth = 0
+        while node.operator == "debug" and node.parent_ids:
+            depth += 1
+            node = self._nodes[node.parent_ids[0]]
+        return depth
+
+    def lineage(self, node: Node) -> list[Node]:
+        """``node`` and its first-parent ancestors, oldest first."""
+        chain = [node]
+        while chain[-1].parent_ids:
+            chain.append(self._nodes[chain[-1].parent_ids[0]])
+        return chain[::-1]
+
+    def pending_count(self, operator: str) -> int:
+        return sum(1 for a in self.pending if a.operator == operator)
+
+    def pending_parents(self) -> set[int]:
+        return {p for a in self.pending for p in a.parent_ids}
