@@ -68,6 +68,8 @@ def run(
 ) -> RunResult:
     """Start a new run. ``config`` is a RunConfig or the same keys as a config file."""
     cfg = config if isinstance(config, RunConfig) else validate_config(config)
+    if Path(cfg.task).expanduser().is_dir():  # recorded absolute: resume works from anywhere
+        cfg = cfg.model_copy(update={"task": str(Path(cfg.task).expanduser().resolve())})
     return asyncio.run(_run(cfg, None, on_node, on_start))
 
 

@@ -136,7 +136,13 @@ def load_config(
 
 
 def validate_config(data: Mapping[str, Any]) -> RunConfig:
-    prompts = {k: _read_at_file(f"prompts.{k}", v) for k, v in data.get("prompts", {}).items()}
+    raw_prompts = data.get("prompts", {})
+    if not isinstance(raw_prompts, Mapping):
+        raise ConfigError(
+            f"prompts: expected a table of templates (got {raw_prompts!r})",
+            hint='e.g. -o prompts.draft="@draft.md"',
+        )
+    prompts = {k: _read_at_file(f"prompts.{k}", v) for k, v in raw_prompts.items()}
     try:
         config = RunConfig.model_validate({**data, "prompts": prompts})
     except ValidationError as exc:

@@ -58,11 +58,11 @@ def _marker(prepared: Path) -> str | None:
 def _run_prepare(folder: Path, root: Path, digest: str) -> None:
     log.warning("preparing the data of %s in %s (first use)", root.name, root / "prepared")
     raw = folder / "raw" if (folder / "raw").is_dir() else root / "raw"
+    prepare = _load_function(folder / "prepare.py", "prepare")
     staging = root / f"prepared.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "public").mkdir(parents=True)
     (staging / "private").mkdir()
-    prepare = _load_function(folder / "prepare.py", "prepare")
     try:
         prepare(raw, staging / "public", staging / "private")
     except Exception as exc:

@@ -3,7 +3,7 @@
 Each line is one answer: ``{"role": "code", "text": "..."}`` or ``{"role": "review",
 "tool_call": {"name": "submit_review", "arguments": {...}}}``; optional ``usage``
 (input_tokens, output_tokens, cost_usd), ``delay_s`` (simulated latency) and ``error`` (the call
-fails with that message). ``role`` defaults to ``code``. The n-th code call of a run gets the
+fails with that message; with ``"fatal": true`` it fails as a rejected API key would). ``role`` defaults to ``code``. The n-th code call of a run gets the
 n-th code line (likewise for review), counted by the search's deterministic call sequence, so a
 resumed run receives exactly the answers an uninterrupted one would.
 """
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from podium.errors import ModelError, ScriptExhaustedError, UserError
+from podium.errors import ModelAuthError, ModelError, ScriptExhaustedError, UserError
 from podium.interfaces import Backend
 from podium.records import ModelRequest, ModelResponse, ToolCall, Usage
 
@@ -33,6 +33,7 @@ class ScriptedAnswer(BaseModel):
     usage: Usage | None = None
     delay_s: float = 0.0
     error: str | None = None
+    fatal: bool = False
 
 
 def load_script(path: Path) -> dict[str, list[ScriptedAnswer]]:
@@ -80,7 +81,8 @@ class ScriptedBackend(Backend):
         if answer.delay_s:
             await asyncio.sleep(answer.delay_s)
         if answer.error:
-            raise ModelError(answer.error, provider="scripted")
+            kind = ModelAuthError if answer.fatal else ModelError
+            raise kind(answer.error, provider="scripted")
         usage = answer.usage or Usage(
             input_tokens=sum(len(m.content) for m in request.messages) // 4,
             output_tokens=len(answer.text) // 4,

@@ -21,6 +21,7 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from podium.errors import SandboxError
+from podium.failpoints import failpoint
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.output import CappedOutput, strip_ansi
 
@@ -122,6 +123,7 @@ class _Execution:
     async def execute(self, code: str, timeout_s: float) -> ExecResult:
         t0 = time.perf_counter()
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
+        failpoint("exec.running")  # crash while the solution runs
         outcome = await self._collect(msg_id, deadline=t0 + timeout_s)
         name: str | None
         value: str | None

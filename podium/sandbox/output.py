@@ -47,7 +47,7 @@ class CappedOutput:
 
     @property
     def truncated(self) -> bool:
-        return self.total_bytes > len(self._head) + self._tail_len
+        return self.total_bytes > self.head_cap + self.tail_cap
 
     def text(self) -> str:
         tail = b"".join(self._tail)

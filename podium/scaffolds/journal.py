@@ -90,8 +90,8 @@ class Journal:
     def open(cls, path: Path) -> Journal:
         if not path.is_file():
             raise RunDirError(f"no journal at {path}", hint="is this a Podium run directory?")
-        conn = _connect(path)
         try:
+            conn = _connect(path)
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise RunDirError(f"{path} is not a readable journal: {exc}") from None

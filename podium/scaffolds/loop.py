@@ -345,7 +345,6 @@ class Search:
             timeout = max(min(timeout, left), 1.0)
         workspace = Workspace(self.run_dir.node_dir(node.id), self.parts.task.public_dir)
         limits = Limits(timeout_s=timeout, max_output_bytes=self.settings.max_output_bytes)
-        failpoint("exec.start")
         try:
             result = await self.parts.sandbox.execute(node.code, workspace, limits)
         except SandboxError as exc:

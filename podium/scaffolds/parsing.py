@@ -10,6 +10,7 @@ the prose around it.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -73,11 +74,21 @@ def extract(answer: str) -> Parsed:
 def _unfenced(text: str) -> Parsed:
     if text and compiles(text) and _CODE_START.search(text):
         return Parsed(plan="", code=text.rstrip() + "\n")
-    for m in _CODE_START.finditer(text):
-        code = text[m.start() :]
-        if compiles(code):
+    for m in itertools.islice(_CODE_START.finditer(text), 5):  # bounded: compiling is costly
+        code = _longest_compiling_prefix(text[m.start() :])
+        if code:
             return Parsed(plan=text[: m.start()].strip(), code=code.rstrip() + "\n")
     return Parsed(plan=text, code="", problem="the model's answer contains no Python code")
+
+
+def _longest_compiling_prefix(code: str) -> str | None:
+    """The code minus as few trailing paragraphs as make it compile (prose after the code)."""
+    paragraphs = re.split(r"\n[ \t]*\n", code)
+    for end in range(len(paragraphs), 0, -1):
+        candidate = "\n\n".join(paragraphs[:end])
+        if compiles(candidate):
+            return candidate
+    return None
 
 
 def _strip_blocks(text: str) -> str:

@@ -132,7 +132,10 @@ def judge(
     """Combine the metric line, the model's review and the hard checks into one verdict."""
     line = metric_from_output(result.output)
     model_review = review if isinstance(review, ModelReview) else None
-    value = line if isinstance(line, float) else (model_review.metric if model_review else None)
+    # The review's metric stands in only for a *missing* line: a line printing nan is a bug.
+    value = line if isinstance(line, float) else None
+    if line is None and model_review is not None:
+        value = model_review.metric
     metric = (
         Metric(value=value, lower_is_better=task.lower_is_better) if value is not None else None
     )
@@ -158,7 +161,7 @@ def _exec_problem(result: ExecResult) -> str | None:
 
 
 def _metric_problem(line: float | str | None, metric: Metric | None) -> str | None:
-    if isinstance(line, str) and metric is None:
+    if isinstance(line, str):
         return line
     if metric is None:
         return "no VALIDATION_METRIC line in the output and no metric from the review"

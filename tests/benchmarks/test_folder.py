@@ -1,0 +1,347 @@
+"""Tasks stored as folders in MLE-bench's registry layout: loading, preparing, format checks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from podium.api import load_registry
+from podium.benchmarks import check_against_sample, load_folder_task, resolve_task
+from podium.benchmarks.folder import FolderTask
+from podium.errors import TaskError
+from podium.plugins import Registry
+from tests.support import TOY_TASK
+
+REQUIRED = {
+    # file -> words its hint must contain (what the file should hold)
+    "config.yaml": ["id", "grade_fn"],
+    "description.md": ["description"],
+    "prepare.py": ["prepare(raw, public, private)"],
+    "grade.py": ["grade(submission, answers)"],
+    "leaderboard.csv": ["score"],
+}
+
+
+@pytest.fixture
+def task_copy(tmp_path: Path) -> Path:
+    """A private copy of the toy task folder that a test may break."""
+    folder = tmp_path / "tasks" / "toy"
+    shutil.copytree(TOY_TASK, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+# --- loading -----------------------------------------------------------------------------
+
+
+def test_loading_the_toy_task(toy_task: FolderTask) -> None:
+    assert toy_task.id == "toy"
+    assert toy_task.name == "Toy Points"
+    assert toy_task.description == (TOY_TASK / "description.md").read_text(encoding="utf-8")
+    assert toy_task.description.startswith("# Toy Points")
+    assert toy_task.lower_is_better is False
+    assert toy_task.metric_name == "accuracy"
+    assert sorted(p.name for p in toy_task.public_dir.iterdir()) == [
+        "sample_submission.csv",
+        "test.csv",
+        "train.csv",
+    ]
+    assert toy_task.sample_submission == toy_task.public_dir / "sample_submission.csv"
+    assert (toy_task.private_dir / "answers.csv").is_file()
+    assert len(pd.read_csv(toy_task.public_dir / "train.csv")) == 400
+    test = pd.read_csv(toy_task.public_dir / "test.csv")
+    assert len(test) == 100
+    assert "y" not in test.columns
+
+
+def test_private_answers_are_outside_the_public_dir(toy_task: FolderTask) -> None:
+    public, private = toy_task.public_dir.resolve(), toy_task.private_dir.resolve()
+    assert not private.is_relative_to(public)
+    assert not public.is_relative_to(private)
+    assert not any(p.name == "answers.csv" for p in public.rglob("*"))
+    assert not any(p.is_symlink() for p in public.rglob("*"))
+
+
+def test_preparing_is_deterministic(tmp_path: Path) -> None:
+    first = load_folder_task(TOY_TASK, tmp_path / "a")
+    second = load_folder_task(TOY_TASK, tmp_path / "b")
+    a = files_under(tmp_path / "a" / "toy" / "prepared")
+    b = files_under(tmp_path / "b" / "toy" / "prepared")
+    assert a == b
+    assert "public/train.csv" in a and "private/answers.csv" in a
+    assert first.public_dir != second.public_dir
+
+
+def test_preparing_happens_once(tmp_path: Path) -> None:
+    task = load_folder_task(TOY_TASK, tmp_path)
+    sentinel = task.public_dir / "sentinel.txt"  # gone if the data were prepared again
+    sentinel.write_text("still here")
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "toy").rglob("*") if p.is_file()}
+
+    again = load_folder_task(TOY_TASK, tmp_path)
+
+    assert again.public_dir == task.public_dir
+    assert sentinel.read_text() == "still here"
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / "toy").rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_preparing_runs_again_when_prepare_py_changes(task_copy: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    task = load_folder_task(task_copy, data)
+    sentinel = task.public_dir / "sentinel.txt"
+    sentinel.write_text("from the first preparation")
+    assert not (task.public_dir / "extra.txt").exists()
+
+    prepare = task_copy / "prepare.py"
+    prepare.write_text(
+        prepare.read_text()
+        + '    (public / "extra.txt").write_text("written by the new prepare.py")\n'
+    )
+    again = load_folder_task(task_copy, data)
+
+    assert (again.public_dir / "extra.txt").read_text() == "written by the new prepare.py"
+    assert not sentinel.exists()
+    assert (again.private_dir / "answers.csv").is_file()
+    leftovers = sorted(p.name for p in (data / "toy").iterdir() if p.name.startswith("prepared"))
+    assert leftovers == ["prepared"]
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_a_missing_file_is_named_with_what_it_should_hold(
+    name: str, task_copy: Path, tmp_path: Path
+) -> None:
+    (task_copy / name).unlink()
+    with pytest.raises(TaskError) as err:
+        load_folder_task(task_copy, tmp_path / "data")
+    assert name in err.value.message
+    assert err.value.hint is not None
+    assert name in err.value.hint
+    for word in REQUIRED[name]:
+        assert word in err.value.hint
+    assert not (tmp_path / "data" / "toy" / "prepared").exists()
+
+
+def test_a_missing_folder_is_a_task_error(tmp_path: Path) -> None:
+    with pytest.raises(TaskError, match="not found"):
+        load_folder_task(tmp_path / "nowhere", tmp_path / "data")
+
+
+@pytest.mark.parametrize(
+    "key", ["id", "name", "dataset.answers", "dataset.sample_submission", "grader.grade_fn"]
+)
+def test_config_missing_a_key_names_it(key: str, task_copy: Path, tmp_path: Path) -> None:
+    config_path = task_copy / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    *parents, last = key.split(".")
+    section = config
+    for part in parents:
+        section = section[part]
+    del section[last]
+    config_path.write_text(yaml.safe_dump(config))
+    with pytest.raises(TaskError) as err:
+        load_folder_task(task_copy, tmp_path / "data")
+    assert key in err.value.message
+    assert "config.yaml" in err.value.message
+
+
+def test_config_that_is_not_yaml_is_a_task_error(task_copy: Path, tmp_path: Path) -> None:
+    (task_copy / "config.yaml").write_text("id: [unclosed\n  name: {\n")
+    with pytest.raises(TaskError, match=r"config\.yaml"):
+        load_folder_task(task_copy, tmp_path / "data")
+
+
+BROKEN_PREPARES = {
+    "raises": (
+        "def prepare(raw, public, private):\n"
+        "    (public / 'train.csv').write_text('id\\n1\\n')\n"
+        "    raise RuntimeError('disk on fire')\n",
+        "disk on fire",
+    ),
+    "fails to import": ("import no_such_module_for_podium_tests\n", "no_such_module"),
+    "has no prepare()": ("def prepare_data(raw, public, private):\n    pass\n", "prepare"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_PREPARES))
+def test_a_failing_prepare_leaves_no_half_prepared_data(
+    case: str, task_copy: Path, tmp_path: Path
+) -> None:
+    good = (task_copy / "prepare.py").read_text()
+    source, detail = BROKEN_PREPARES[case]
+    (task_copy / "prepare.py").write_text(source)
+    data = tmp_path / "data"
+
+    with pytest.raises(TaskError) as err:
+        load_folder_task(task_copy, data)
+    assert "prepare.py" in err.value.message
+    assert detail in err.value.message
+    assert [p.name for p in (data / "toy").iterdir() if p.name.startswith("prepared")] == []
+
+    (task_copy / "prepare.py").write_text(good)
+    task = load_folder_task(task_copy, data)
+    assert len(pd.read_csv(task.public_dir / "train.csv")) == 400
+    assert [p.name for p in (data / "toy").iterdir() if p.name.startswith("prepared")] == [
+        "prepared"
+    ]
+
+
+def test_a_prepare_without_the_sample_submission_is_a_task_error(
+    task_copy: Path, tmp_path: Path
+) -> None:
+    (task_copy / "prepare.py").write_text(
+        "def prepare(raw, public, private):\n    (public / 'train.csv').write_text('id\\n')\n"
+    )
+    with pytest.raises(TaskError, match="sample_submission"):
+        load_folder_task(task_copy, tmp_path / "data")
+
+
+def test_lower_is_better_comes_from_the_leaderboard_order(task_copy: Path, tmp_path: Path) -> None:
+    board = pd.read_csv(task_copy / "leaderboard.csv")
+    board["score"] = board["score"].iloc[::-1].to_numpy()  # ascending: an error metric
+    board.to_csv(task_copy / "leaderboard.csv", index=False)
+    task = load_folder_task(task_copy, tmp_path / "data")
+    assert task.lower_is_better is True
+
+
+def test_a_leaderboard_without_scores_is_a_task_error(task_copy: Path, tmp_path: Path) -> None:
+    (task_copy / "leaderboard.csv").write_text("teamId,rank\n1,1\n2,2\n")
+    with pytest.raises(TaskError, match="score") as err:
+        load_folder_task(task_copy, tmp_path / "data")
+    assert err.value.hint is not None
+
+
+# --- format-only submission checks ---------------------------------------------------------
+
+
+def sample(task: FolderTask) -> pd.DataFrame:
+    return pd.read_csv(task.sample_submission)
+
+
+def write(frame: pd.DataFrame, path: Path) -> Path:
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_the_sample_and_a_real_prediction_pass(toy_task: FolderTask, tmp_path: Path) -> None:
+    assert toy_task.check_submission(toy_task.sample_submission) is None
+    predictions = sample(toy_task).assign(y=1).iloc[::-1]  # any row order is fine
+    assert toy_task.check_submission(write(predictions, tmp_path / "s.csv")) is None
+
+
+def _missing_column(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=["y"])
+
+
+def _extra_column(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(confidence=0.5)
+
+
+def _row_missing(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.iloc[:-1]
+
+
+def _duplicate_id(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    frame.loc[frame.index[-1], "id"] = frame["id"].iloc[0]
+    return frame
+
+
+def _foreign_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(id=frame["id"] + 10_000)
+
+
+def _missing_value(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.astype({"y": float})
+    frame.loc[frame.index[3], "y"] = float("nan")
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("broken", "words"),
+    [
+        (_missing_column, ["missing", "y"]),
+        (_extra_column, ["extra", "confidence"]),
+        (_row_missing, ["99", "100", "rows"]),
+        (_duplicate_id, ["id", "repeat"]),
+        (_foreign_ids, ["id", "differ"]),
+        (_missing_value, ["missing", "y"]),
+    ],
+    ids=["missing column", "extra column", "row count", "duplicate ids", "foreign ids", "nan"],
+)
+def test_a_malformed_submission_gets_a_clear_reason(
+    broken, words: list[str], toy_task: FolderTask, tmp_path: Path
+) -> None:
+    path = write(broken(sample(toy_task)), tmp_path / "submission.csv")
+    reason = toy_task.check_submission(path)
+    assert isinstance(reason, str)
+    for word in words:
+        assert word in reason
+
+
+def test_an_unreadable_submission_gets_a_reason(toy_task: FolderTask, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    for path in (empty, tmp_path / "absent.csv"):
+        reason = toy_task.check_submission(path)
+        assert isinstance(reason, str)
+        assert "readable" in reason
+
+
+def test_the_check_never_needs_the_private_answers(tmp_path: Path) -> None:
+    task = load_folder_task(TOY_TASK, tmp_path / "data")
+    shutil.rmtree(task.private_dir)
+    assert task.check_submission(task.sample_submission) is None
+    bad = write(sample(task).iloc[:10], tmp_path / "short.csv")
+    assert "rows" in (task.check_submission(bad) or "")
+    # The same check works from the two files alone.
+    assert check_against_sample(bad, task.sample_submission) == task.check_submission(bad)
+
+
+# --- task references -----------------------------------------------------------------------
+
+
+def test_resolve_a_folder_path(registry: Registry, data_dir: Path) -> None:
+    task = resolve_task(str(TOY_TASK), registry, data_dir)
+    assert task.id == "toy"
+    assert (task.public_dir / "train.csv").is_file()
+
+
+@pytest.mark.parametrize("ref", ["foo/bar", "nosuchtask"])
+def test_resolve_an_unknown_name(ref: str, registry: Registry, data_dir: Path) -> None:
+    with pytest.raises(TaskError) as err:
+        resolve_task(ref, registry, data_dir)
+    assert ref in err.value.message
+    assert err.value.hint is not None
+    assert "folder" in err.value.hint
+
+
+def test_resolve_a_file_is_refused(registry: Registry, data_dir: Path) -> None:
+    with pytest.raises(TaskError, match="file") as err:
+        resolve_task(str(TOY_TASK / "config.yaml"), registry, data_dir)
+    assert err.value.hint is not None
+
+
+def test_resolve_a_missing_folder_path(registry: Registry, tmp_path: Path) -> None:
+    with pytest.raises(TaskError, match="not found"):
+        resolve_task(str(tmp_path / "no" / "such" / "task"), registry, tmp_path)
+
+
+def test_resolve_nothing(registry: Registry, data_dir: Path) -> None:
+    with pytest.raises(TaskError) as err:
+        resolve_task("", registry, data_dir)
+    assert err.value.hint is not None

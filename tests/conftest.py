@@ -1,0 +1,34 @@
+"""Fixtures shared by every test module (helpers they build on: ``tests/support.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from podium.benchmarks import load_folder_task
+from podium.benchmarks.folder import FolderTask
+from tests.support import TOY_TASK
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir with the toy task prepared once for the whole session."""
+    path = tmp_path_factory.mktemp("data")
+    load_folder_task(TOY_TASK, path)
+    return path
+
+
+@pytest.fixture
+def toy_task(data_dir: Path) -> FolderTask:
+    return load_folder_task(TOY_TASK, data_dir)
+
+
+@pytest.fixture(autouse=True)
+def _no_podium_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never inherit PODIUM_* settings from the developer's shell."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("PODIUM_"):
+            monkeypatch.delenv(name)

@@ -1,0 +1,215 @@
+"""The ``local`` sandbox with real Jupyter kernels: capture, workspace, failures, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from podium.interfaces import Limits, Workspace
+from podium.records import ExecResult, ExecStatus
+from podium.sandbox import LocalSandbox
+
+pytestmark = pytest.mark.slow
+
+GRACE_S = 1.0
+# Allowance for a kernel start plus scheduling on a slow, busy 2-core CI machine.
+SLACK_S = 10.0
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    data = tmp_path / "public"
+    data.mkdir()
+    (data / "train.csv").write_text("id,y\n1,0\n2,1\n")
+    return Workspace(root=tmp_path / "node", input_dir=data)
+
+
+def run(code: str, ws: Workspace, timeout_s: float = 60.0, max_output_bytes: int = 256 * 1024):
+    """Execute ``code`` in a fresh kernel; returns the result and the wall-clock seconds."""
+    sandbox = LocalSandbox(interrupt_grace_s=GRACE_S)
+    t0 = time.perf_counter()
+    result = asyncio.run(sandbox.execute(code, ws, Limits(timeout_s, max_output_bytes)))
+    return result, time.perf_counter() - t0
+
+
+def process_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (absent, or a zombie nobody has reaped yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return bool(re.search(r"^State:\s+Z", status, re.MULTILINE))
+
+
+def wait_gone(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if process_gone(pid):
+            return True
+        time.sleep(0.05)
+    return process_gone(pid)
+
+
+def test_output_at_every_level_is_captured_and_runs_in_the_workspace(workspace: Workspace) -> None:
+    code = """
+import os, subprocess, sys
+print("from-print")
+os.write(1, b"from-os-write\\n")
+subprocess.run(["echo", "from-echo"], check=True)
+print("from-stderr", file=sys.stderr)
+print("CWD", os.getcwd())
+print("INPUT_IS_LINK", os.path.islink("input"), os.path.realpath("input"))
+print("DATA", open("input/train.csv").read().splitlines()[-1])
+print("DIRS", os.path.isdir("working"), os.path.isdir("submission"))
+with open("submission/submission.csv", "w") as f:
+    f.write("id,y\\n1,1\\n")
+"""
+    result, _ = run(code, workspace)
+    assert result.status is ExecStatus.OK, result.output
+    out = result.output
+    for line in ("from-print", "from-os-write", "from-echo", "from-stderr"):
+        assert line in out
+    assert f"CWD {workspace.root.resolve()}\n" in out
+    assert f"INPUT_IS_LINK True {workspace.input_dir.resolve()}\n" in out
+    assert "DATA 2,1\n" in out
+    assert "DIRS True True\n" in out
+    assert (workspace.root / "submission" / "submission.csv").read_text() == "id,y\n1,1\n"
+    assert not result.timed_out
+    assert result.error_name is None
+    assert result.output_bytes == len(out.encode())
+    assert not result.output_truncated
+    assert result.kernel_start_s > 0
+    assert ExecResult.model_validate_json(result.model_dump_json()) == result
+
+
+def test_an_exception_is_reported_without_colour_codes(workspace: Workspace) -> None:
+    code = "print('before the error')\ndef inner():\n    raise ValueError('boom 42')\ninner()\n"
+    result, _ = run(code, workspace)
+    assert result.status is ExecStatus.ERROR
+    assert result.failed
+    assert result.error_name == "ValueError"
+    assert result.error_value == "boom 42"
+    assert result.traceback is not None
+    assert "ValueError" in result.traceback
+    assert "inner" in result.traceback
+    assert "\x1b" not in result.traceback
+    assert "\x1b" not in result.output
+    assert "before the error" in result.output
+    assert "boom 42" in result.output
+    assert not result.timed_out
+
+
+def test_each_execute_gets_a_fresh_kernel(workspace: Workspace) -> None:
+    first, _ = run("leftover = 41\nprint(leftover + 1)", workspace)
+    assert first.status is ExecStatus.OK
+    assert "42" in first.output
+    second, _ = run("print(leftover)", workspace)
+    assert second.status is ExecStatus.ERROR
+    assert second.error_name == "NameError"
+    assert "leftover" in (second.error_value or "")
+
+
+def test_a_sleep_past_the_deadline_times_out(workspace: Workspace) -> None:
+    timeout = 1.0
+    code = "import time\nprint('started', flush=True)\ntime.sleep(60)\nprint('af' + 'ter')"
+    result, wall = run(code, workspace, timeout_s=timeout)
+    assert result.status is ExecStatus.TIMEOUT
+    assert result.timed_out
+    assert result.error_name == "TimeoutError"
+    assert "started" in result.output
+    assert "after" not in result.output
+    assert "TimeoutError" in result.output
+    assert timeout <= result.duration_s < timeout + GRACE_S + 3.0
+    assert wall < timeout + SLACK_S
+
+
+def test_code_that_ignores_sigint_is_killed(workspace: Workspace) -> None:
+    timeout = 1.0
+    code = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "print('ignoring interrupts', flush=True)\n"
+        "while True:\n"
+        "    time.sleep(0.05)\n"
+    )
+    result, wall = run(code, workspace, timeout_s=timeout)
+    assert result.status is ExecStatus.TIMEOUT
+    assert result.timed_out
+    assert result.killed_reason is not None
+    assert "killed" in result.killed_reason
+    assert "ignoring interrupts" in result.output
+    assert result.duration_s < timeout + GRACE_S + 3.0
+    assert wall < timeout + GRACE_S + SLACK_S
+
+
+def test_a_kernel_that_exits_is_detected_promptly(workspace: Workspace) -> None:
+    code = "import os\nprint('about to exit', flush=True)\nos._exit(1)"
+    result, wall = run(code, workspace, timeout_s=120.0)
+    assert result.status is ExecStatus.DIED
+    assert result.failed
+    assert not result.timed_out
+    assert result.killed_reason is not None
+    assert result.duration_s < 3.0
+    assert wall < SLACK_S
+
+
+def test_output_over_the_limit_is_truncated_head_and_tail(workspace: Workspace) -> None:
+    code = "print('START' + 'x' * 200_000 + 'END')"
+    result, _ = run(code, workspace, max_output_bytes=10_000)
+    assert result.status is ExecStatus.OK
+    assert result.output_truncated
+    assert result.output_bytes == len("START") + 200_000 + len("END\n")
+    assert result.output.startswith("START")
+    assert result.output.endswith("END\n")
+    assert "omitted" in result.output
+    assert len(result.output.encode()) < 10_000 + 100
+
+
+def test_host_secrets_and_children_do_not_leak(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = {
+        "OPENAI_API_KEY": "sk-openai-test-secret",
+        "ANTHROPIC_API_KEY": "sk-ant-test-secret",
+        "AWS_SECRET_ACCESS_KEY": "aws-test-secret",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    code = """
+import os, subprocess
+child = subprocess.Popen(["sleep", "300"])
+print("CHILD", child.pid)
+print("NAMES", sorted(os.environ))
+print("VALUES", sorted(os.environ.values()))
+"""
+    result, _ = run(code, workspace)
+    assert result.status is ExecStatus.OK, result.output
+    for name, value in secrets.items():
+        assert name not in result.output
+        assert value not in result.output
+    match = re.search(r"^CHILD (\d+)$", result.output, re.MULTILINE)
+    assert match, result.output
+    pid = int(match.group(1))
+    try:
+        assert wait_gone(pid), f"the solution's child {pid} outlived its kernel"
+    finally:
+        if not process_gone(pid):
+            os.kill(pid, 9)
+
+
+def test_environment_reports_python_and_data_science_packages() -> None:
+    env = asyncio.run(LocalSandbox().environment())
+    assert env.python_version == platform.python_version()
+    for dist in ("numpy", "pandas", "scikit-learn"):
+        assert env.packages.get(dist) == importlib.metadata.version(dist)

@@ -1,0 +1,534 @@
+"""The SQLite journal (the run's source of truth) and the run directory's file handling."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from podium.errors import RunDirError
+from podium.records import (
+    ExecResult,
+    ExecStatus,
+    Message,
+    Metric,
+    ModelCall,
+    ModelRequest,
+    ModelResponse,
+    Node,
+    NodeState,
+    RequestMeta,
+    Timings,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from podium.scaffolds.journal import Journal
+from podium.scaffolds.rundir import RunDir
+
+Role = Literal["code", "review"]
+META = {"podium_version": "0.0-test", "task": "toy"}
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "journal.sqlite"
+
+
+class Decisions:
+    """Begins nodes the way the loop does: one RNG draw per decision, states before/after."""
+
+    def __init__(self, journal: Journal, seed: int = 7) -> None:
+        self.journal = journal
+        self.rng = random.Random(seed)
+        self.before: dict[int, object] = {}
+        self.after: dict[int, object] = {}
+
+    def begin(self, node: Node, elapsed_s: float = 0.0) -> Node:
+        before = self.rng.getstate()
+        self.rng.random()
+        after = self.rng.getstate()
+        self.before[node.id], self.after[node.id] = before, after
+        self.journal.begin(node, before, after, elapsed_s)
+        return node
+
+
+def finished(node: Node, step: int, value: float | None = 0.8, **changes: object) -> Node:
+    update: dict[str, object] = {
+        "state": NodeState.DONE,
+        "step": step,
+        "plan": f"plan of node {node.id}",
+        "code": f"print('VALIDATION_METRIC: {value}')\n",
+        "exec": ExecResult(
+            status=ExecStatus.OK,
+            output=f"VALIDATION_METRIC: {value}\n",
+            output_bytes=24,
+            duration_s=0.25,
+            kernel_start_s=0.5,
+        ),
+        "metric": Metric(value=value, lower_is_better=False) if value is not None else None,
+        "summary": "fits a model",
+        "has_submission": True,
+        "usage": Usage(input_tokens=100, output_tokens=20, cost_usd=0.0015, calls=2),
+        "timings": Timings(model_s=1.5, exec_s=0.25, total_s=2.0),
+        "finished_at": datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
+    }
+    update.update(changes)
+    return node.model_copy(update=update)
+
+
+def call(node_id: int, role: Role, seq: int, text: str = "ok") -> ModelCall:
+    schema = {"type": "object", "properties": {"is_bug": {"type": "boolean"}}}
+    request = ModelRequest(
+        messages=[
+            Message(role="system", content="You are an ML engineer."),
+            Message(role="user", content=f"node {node_id}: solve the task"),
+        ],
+        tools=[ToolSpec(name="submit_review", description="review", parameters=schema)],
+        tool_choice="submit_review" if role == "review" else None,
+        temperature=0.5,
+        meta=RequestMeta(node_id=node_id, role=role, seq=seq),
+    )
+    response = ModelResponse(
+        text=text,
+        tool_call=ToolCall(name="submit_review", arguments={"is_bug": False, "metric": 0.8})
+        if role == "review"
+        else None,
+        usage=Usage(input_tokens=50, output_tokens=10, cost_usd=0.001, calls=1),
+        latency_s=0.75,
+        model="scripted/test",
+    )
+    return ModelCall(node_id=node_id, role=role, seq=seq, request=request, response=response)
+
+
+# --- the journal ---------------------------------------------------------------------------
+
+
+def test_nodes_read_back_identical_after_reopening(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    a = d.begin(Node(id=1, operator="draft"), elapsed_s=1.0)
+    b = d.begin(Node(id=2, operator="draft"), elapsed_s=2.0)
+    a = finished(a, step=1, value=0.75)
+    b = finished(b, step=2, value=0.8)
+    journal.update(a, elapsed_s=3.0)
+    journal.update(b, elapsed_s=4.0)
+    child = d.begin(Node(id=3, operator="crossover", parent_ids=(1, 2), worker=1), elapsed_s=5.0)
+    child = finished(
+        child,
+        step=3,
+        value=None,
+        is_buggy=True,
+        bug_reason="no VALIDATION_METRIC line",
+        exec=ExecResult(
+            status=ExecStatus.ERROR,
+            output="Traceback ...\nKeyError: 'y'\n",
+            error_name="KeyError",
+            error_value="'y'",
+            traceback="Traceback ...\nKeyError: 'y'",
+            duration_s=0.1,
+        ),
+        has_submission=False,
+    )
+    journal.update(child, elapsed_s=6.0)
+    journal.close()
+
+    reopened = Journal.open(path)
+    try:
+        nodes = reopened.nodes()
+        assert nodes == [a, b, child]
+        assert nodes[2].parent_ids == (1, 2)
+        assert isinstance(nodes[2].parent_ids, tuple)
+        assert nodes[0].metric == Metric(value=0.75, lower_is_better=False)
+        assert nodes[2].exec is not None and nodes[2].exec.status is ExecStatus.ERROR
+        assert nodes[0].finished_at == datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+        meta = reopened.meta()
+        assert meta["podium_version"] == "0.0-test"
+        assert meta["task"] == "toy"
+        assert meta["schema_version"] == "1"
+    finally:
+        reopened.close()
+
+
+def test_unfinished_node_states_are_read_back(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    node = d.begin(Node(id=1, operator="draft"))
+    node = node.model_copy(update={"state": NodeState.EXECUTING, "code": "print(1)"})
+    journal.update(node, elapsed_s=1.0)
+    journal.close()
+    reopened = Journal.open(path)
+    assert reopened.nodes() == [node]
+    assert reopened.unfinished() == [node]
+    assert reopened.nodes(NodeState.EXECUTING) == [node]
+    assert reopened.nodes(NodeState.DONE) == []
+    reopened.close()
+
+
+def test_done_nodes_come_in_step_order(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    for node_id in (1, 2, 3, 4):
+        d.begin(Node(id=node_id, operator="draft"))
+    # Workers finish out of id order; node 3 is still running.
+    journal.update(finished(Node(id=2, operator="draft"), step=1), elapsed_s=1.0)
+    journal.update(finished(Node(id=4, operator="draft"), step=2), elapsed_s=2.0)
+    journal.update(finished(Node(id=1, operator="draft"), step=3), elapsed_s=3.0)
+
+    assert [n.id for n in journal.nodes(NodeState.DONE)] == [2, 4, 1]
+    assert [n.step for n in journal.nodes(NodeState.DONE)] == [1, 2, 3]
+    assert [n.id for n in journal.nodes()] == [1, 2, 3, 4]
+    assert [n.id for n in journal.unfinished()] == [3]
+    journal.close()
+
+
+def test_model_calls_round_trip(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    d.begin(Node(id=1, operator="draft"))
+    d.begin(Node(id=2, operator="draft"))
+    calls = [call(1, "code", 0, "plan one"), call(2, "code", 1, "plan two"), call(1, "review", 0)]
+    failed = ModelCall(
+        node_id=2, role="review", seq=1, request=calls[1].request, error="ModelError: 500"
+    )
+    for c in [*calls, failed]:
+        journal.record_call(c)
+    journal.close()
+
+    reopened = Journal.open(path)
+    assert reopened.calls(1) == [calls[0], calls[2]]
+    assert reopened.calls(2) == [calls[1], failed]
+    assert reopened.calls() == [*calls, failed]
+    assert reopened.calls(99) == []
+    review = reopened.calls(1)[1].response
+    assert review is not None and review.tool_call is not None
+    assert review.tool_call.arguments == {"is_bug": False, "metric": 0.8}
+    reopened.close()
+
+
+def test_call_counts_count_only_finished_nodes(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    for node_id in (1, 2, 3):
+        d.begin(Node(id=node_id, operator="draft"))
+    journal.record_call(call(1, "code", 0))
+    journal.record_call(call(1, "review", 0))
+    journal.record_call(call(2, "code", 1))
+    journal.record_call(call(2, "review", 1))
+    journal.record_call(call(3, "code", 2))  # node 3 never finishes
+    assert journal.call_counts() == {}
+    journal.update(finished(Node(id=1, operator="draft"), step=1), elapsed_s=1.0)
+    assert journal.call_counts() == {"code": 1, "review": 1}
+    journal.update(finished(Node(id=2, operator="draft"), step=2), elapsed_s=2.0)
+    assert journal.call_counts() == {"code": 2, "review": 2}
+    journal.close()
+
+
+def test_discard_unfinished_moves_nodes_and_calls_aside_and_frees_ids(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    for node_id in (1, 2, 3):
+        d.begin(Node(id=node_id, operator="draft"))
+    done = finished(Node(id=1, operator="draft"), step=1)
+    journal.update(done, elapsed_s=1.0)
+    kept, lost = call(1, "code", 0), [call(2, "code", 1), call(3, "code", 2), call(3, "review", 0)]
+    for c in [kept, *lost]:
+        journal.record_call(c)
+    assert journal.next_node_id() == 4
+    assert journal.discarded_count() == 0
+
+    discarded = journal.discard_unfinished()
+
+    assert [n.id for n in discarded] == [2, 3]
+    assert journal.nodes() == [done]
+    assert journal.unfinished() == []
+    assert journal.calls(2) == [] and journal.calls(3) == []
+    assert journal.calls() == [kept]
+    assert journal.next_node_id() == 2
+    assert journal.discarded_count() == 2
+    journal.close()
+
+    # Persisted, and kept for inspection with their calls.
+    reopened = Journal.open(path)
+    assert reopened.discarded_count() == 2
+    assert reopened.next_node_id() == 2
+    assert reopened.discard_unfinished() == []
+    assert reopened.discarded_count() == 2
+    reopened.close()
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT node_id, node, calls FROM discarded ORDER BY node_id").fetchall()
+    assert [r[0] for r in rows] == [2, 3]
+    assert Node.model_validate_json(rows[1][1]).id == 3
+    kept_calls = [ModelCall.model_validate(c) for c in json.loads(rows[1][2])]
+    assert kept_calls == lost[1:]
+
+
+def test_resume_rng_state_is_before_the_earliest_unfinished_decision(path: Path) -> None:
+    journal = Journal.create(path, META)
+    assert journal.resume_rng_state() is None
+    d = Decisions(journal, seed=2026)
+    d.begin(Node(id=1, operator="draft"))
+    d.begin(Node(id=2, operator="draft"))
+    d.begin(Node(id=3, operator="draft"))
+    journal.update(finished(Node(id=1, operator="draft"), step=1), elapsed_s=1.0)
+    journal.update(finished(Node(id=3, operator="draft"), step=2), elapsed_s=2.0)
+    journal.close()
+
+    reopened = Journal.open(path)
+    state = reopened.resume_rng_state()
+    assert state == d.before[2]
+    # The restored generator continues exactly where decision 2 started.
+    replay, original = random.Random(), random.Random()
+    replay.setstate(state)
+    original.setstate(d.before[2])
+    assert [replay.random() for _ in range(5)] == [original.random() for _ in range(5)]
+    reopened.close()
+
+
+def test_resume_rng_state_after_the_last_decision_when_all_finished(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal, seed=5)
+    d.begin(Node(id=1, operator="draft"))
+    d.begin(Node(id=2, operator="draft"))
+    journal.update(finished(Node(id=2, operator="draft"), step=1), elapsed_s=1.0)
+    journal.update(finished(Node(id=1, operator="draft"), step=2), elapsed_s=2.0)
+    assert journal.resume_rng_state() == d.after[2] == d.rng.getstate()
+    journal.close()
+    reopened = Journal.open(path)
+    assert reopened.resume_rng_state() == d.rng.getstate()
+    reopened.close()
+
+
+def test_elapsed_time_is_persisted_with_each_write(path: Path) -> None:
+    journal = Journal.create(path, META)
+    assert journal.elapsed_s == 0.0
+    d = Decisions(journal)
+    d.begin(Node(id=1, operator="draft"), elapsed_s=12.5)
+    assert journal.elapsed_s == 12.5
+    journal.close()
+    assert Journal.open(path).elapsed_s == 12.5
+
+    journal = Journal.open(path)
+    journal.update(finished(Node(id=1, operator="draft"), step=1), elapsed_s=20.25)
+    journal.record_call(call(1, "code", 0))  # carries no time: keeps the last one
+    journal.close()
+    assert Journal.open(path).elapsed_s == 20.25
+
+    journal = Journal.open(path)
+    journal.set_state("note", "x", elapsed_s=31.0)
+    journal.close()
+    reopened = Journal.open(path)
+    assert reopened.elapsed_s == 31.0
+    assert reopened.get_state("note") == "x"
+    reopened.close()
+
+
+def test_another_schema_version_is_refused(path: Path) -> None:
+    Journal.create(path, META).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value='999' WHERE key='schema_version'")
+    with pytest.raises(RunDirError, match="999") as err:
+        Journal.open(path)
+    assert err.value.hint
+
+
+def test_a_journal_without_schema_version_is_refused(path: Path) -> None:
+    Journal.create(path, META).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM meta WHERE key='schema_version'")
+    with pytest.raises(RunDirError):
+        Journal.open(path)
+
+
+def test_a_missing_journal_is_refused_and_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "no-run" / "journal.sqlite"
+    with pytest.raises(RunDirError):
+        Journal.open(missing)
+    assert not missing.exists()
+    with pytest.raises(RunDirError):
+        Journal.open(tmp_path)  # a directory is no journal either
+
+
+def test_a_file_that_is_not_a_database_is_refused(path: Path) -> None:
+    path.write_bytes(b"this is not SQLite, just some text that happens to be here\n" * 20)
+    with pytest.raises(RunDirError):
+        Journal.open(path)
+
+
+def test_the_journal_uses_wal(path: Path) -> None:
+    Journal.create(path, META).close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_second_reader_sees_committed_writes_while_open(path: Path) -> None:
+    journal = Journal.create(path, META)
+    d = Decisions(journal)
+    node = d.begin(Node(id=1, operator="draft"))
+    reader = Journal.open(path)
+    try:
+        assert reader.nodes() == [node]
+        done = finished(node, step=1)
+        journal.update(done, elapsed_s=1.0)
+        assert reader.nodes(NodeState.DONE) == [done]
+    finally:
+        reader.close()
+        journal.close()
+
+
+# --- the run directory ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def rundir(tmp_path: Path) -> RunDir:
+    root = tmp_path / "run"
+    root.mkdir()
+    return RunDir(root)
+
+
+def submission_dir(rundir: RunDir, node_id: int = 1) -> Path:
+    node_dir = rundir.reset_node(node_id)
+    (node_dir / "submission").mkdir()
+    return node_dir / "submission"
+
+
+def test_collect_submission_moves_a_regular_file(rundir: RunDir) -> None:
+    sub = submission_dir(rundir)
+    (sub / "submission.csv").write_text("id,y\n1,0\n")
+    assert rundir.collect_submission(1) is True
+    assert (rundir.node_dir(1) / "submission.csv").read_text() == "id,y\n1,0\n"
+    assert not (sub / "submission.csv").exists()
+
+
+def test_collect_submission_without_a_file(rundir: RunDir) -> None:
+    submission_dir(rundir)
+    assert rundir.collect_submission(1) is False
+    assert not (rundir.node_dir(1) / "submission.csv").exists()
+
+
+def test_collect_submission_refuses_a_symlink(rundir: RunDir, tmp_path: Path) -> None:
+    secret = tmp_path / "answers.csv"
+    secret.write_text("id,y\n1,1\n")
+    sub = submission_dir(rundir)
+    (sub / "submission.csv").symlink_to(secret)
+    assert rundir.collect_submission(1) is False
+    target = rundir.node_dir(1) / "submission.csv"
+    assert not target.exists() and not target.is_symlink()
+    assert secret.read_text() == "id,y\n1,1\n"
+
+
+@pytest.mark.timeout(20)
+def test_collect_submission_refuses_a_fifo(rundir: RunDir) -> None:
+    sub = submission_dir(rundir)
+    os.mkfifo(sub / "submission.csv")
+    assert rundir.collect_submission(1) is False  # and does not block on the pipe
+    assert not (rundir.node_dir(1) / "submission.csv").exists()
+
+
+def test_collect_submission_refuses_a_symlinked_directory(rundir: RunDir, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "private"
+    elsewhere.mkdir()
+    (elsewhere / "submission.csv").write_text("id,y\n1,1\n")
+    node_dir = rundir.reset_node(1)
+    (node_dir / "submission").symlink_to(elsewhere, target_is_directory=True)
+    assert rundir.collect_submission(1) is False
+    assert not (node_dir / "submission.csv").exists()
+    assert (elsewhere / "submission.csv").read_text() == "id,y\n1,1\n"
+
+
+def node_with_files(rundir: RunDir, node_id: int, step: int, metric: float) -> Node:
+    node_dir = rundir.reset_node(node_id)
+    (node_dir / "solution.py").write_text(f"print({node_id})\n")
+    (node_dir / "submission.csv").write_text(f"id,y\n1,{node_id}\n")
+    return Node(
+        id=node_id,
+        operator="improve",
+        step=step,
+        state=NodeState.DONE,
+        metric=Metric(value=metric, lower_is_better=False),
+    )
+
+
+def test_publish_best_writes_and_replaces_best(rundir: RunDir) -> None:
+    first = node_with_files(rundir, 1, step=1, metric=0.7)
+    rundir.publish_best(first)
+    assert (rundir.best / "solution.py").read_text() == "print(1)\n"
+    assert (rundir.best / "submission.csv").read_text() == "id,y\n1,1\n"
+    info = json.loads((rundir.best / "node.json").read_text())
+    assert info["node_id"] == 1 and info["step"] == 1 and info["metric"] == 0.7
+    assert rundir.best_node_id() == 1
+
+    second = node_with_files(rundir, 2, step=5, metric=0.9)
+    rundir.publish_best(second)
+    assert (rundir.best / "solution.py").read_text() == "print(2)\n"
+    assert (rundir.best / "submission.csv").read_text() == "id,y\n1,2\n"
+    assert json.loads((rundir.best / "node.json").read_text())["node_id"] == 2
+    assert rundir.best_node_id() == 2
+    assert sorted(p.name for p in rundir.root.iterdir()) == ["best", "nodes"]
+
+
+def test_publish_best_cleans_leftovers_of_a_crashed_publish(rundir: RunDir) -> None:
+    rundir.publish_best(node_with_files(rundir, 1, step=1, metric=0.7))
+    (rundir.root / "best.new").mkdir()
+    (rundir.root / "best.new" / "solution.py").write_text("half written")
+    (rundir.root / "best.old").mkdir()
+    rundir.publish_best(node_with_files(rundir, 2, step=2, metric=0.8))
+    assert not (rundir.root / "best.new").exists()
+    assert not (rundir.root / "best.old").exists()
+    assert rundir.best_node_id() == 2
+
+
+def test_publish_best_never_copies_a_symlinked_submission(rundir: RunDir, tmp_path: Path) -> None:
+    secret = tmp_path / "answers.csv"
+    secret.write_text("the private answers\n")
+    node = node_with_files(rundir, 1, step=1, metric=0.7)
+    (rundir.node_dir(1) / "submission.csv").unlink()
+    (rundir.node_dir(1) / "submission.csv").symlink_to(secret)
+    rundir.publish_best(node)
+    assert (rundir.best / "solution.py").is_file()
+    assert not (rundir.best / "submission.csv").exists()
+
+
+def test_a_run_dir_has_one_writer(rundir: RunDir) -> None:
+    rundir.lock()
+    other = RunDir(rundir.root)
+    with pytest.raises(RunDirError, match="in use"):
+        other.lock()
+    rundir.unlock()
+    other.lock()  # free again once the first holder lets go
+    other.unlock()
+
+
+def test_tidy_node_removes_scratch_space(rundir: RunDir, tmp_path: Path) -> None:
+    data = tmp_path / "public"
+    data.mkdir()
+    (data / "train.csv").write_text("id,y\n")
+    for node_id in (1, 2):
+        node_dir = rundir.reset_node(node_id)
+        (node_dir / "working").mkdir()
+        (node_dir / "working" / "model.bin").write_bytes(b"\0" * 100)
+        (node_dir / "submission").mkdir()
+        (node_dir / "input").symlink_to(data, target_is_directory=True)
+        (node_dir / "solution.py").write_text("print(1)\n")
+        (node_dir / "submission.csv").write_text("id,y\n")
+
+    rundir.tidy_node(1, keep_working=False)
+    rundir.tidy_node(2, keep_working=True)
+
+    assert sorted(p.name for p in rundir.node_dir(1).iterdir()) == [
+        "solution.py",
+        "submission.csv",
+    ]
+    assert sorted(p.name for p in rundir.node_dir(2).iterdir()) == [
+        "solution.py",
+        "submission.csv",
+        "working",
+    ]
+    assert (rundir.node_dir(2) / "working" / "model.bin").stat().st_size == 100
+    assert (data / "train.csv").read_text() == "id,y\n"  # the linked data is untouched

@@ -1,0 +1,114 @@
+"""Helpers shared by the tests: the toy task, scripted-model answers, fast toy solutions, and a
+way to run the real CLI. Fixtures built on them live in ``conftest.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
+TOY_SESSION = REPO / "tests" / "data" / "toy_session.jsonl"
+
+
+def solution(
+    metric: float | None = 0.9,
+    *,
+    submit: bool = True,
+    error: str | None = None,
+    sleep: float = 0.0,
+    extra: str = "",
+) -> str:
+    """A fast toy solution (standard library only): optionally sleeps, raises, prints the
+    metric line and writes a format-valid submission (a copy of the sample)."""
+    lines = ["import shutil, time"]
+    if sleep:
+        lines.append(f"time.sleep({sleep})")
+    if extra:
+        lines.append(extra)
+    if error:
+        lines.append(f"raise {error}")
+    if metric is not None:
+        lines.append(f'print("VALIDATION_METRIC: {metric}")')
+    if submit:
+        lines.append('shutil.copy("input/sample_submission.csv", "submission/submission.csv")')
+    return "\n".join(lines) + "\n"
+
+
+def code_answer(code: str, plan: str = "A plan.", **extra: Any) -> dict[str, Any]:
+    return {"role": "code", "text": f"{plan}\n\n```python\n{code}```\n", **extra}
+
+
+def review_answer(
+    is_bug: bool = False, summary: str = "Looks fine.", metric: float | None = None, **extra: Any
+) -> dict[str, Any]:
+    args = {"is_bug": is_bug, "summary": summary, "metric": metric}
+    return {"role": "review", "tool_call": {"name": "submit_review", "arguments": args}, **extra}
+
+
+def node_answers(code: str, plan: str = "A plan.", **review: Any) -> list[dict[str, Any]]:
+    """The code answer and the review answer of one node that gets executed."""
+    return [code_answer(code, plan), review_answer(**review)]
+
+
+def write_script(path: Path, answers: Iterable[Mapping[str, Any] | list[dict[str, Any]]]) -> Path:
+    flat: list[Mapping[str, Any]] = []
+    for item in answers:
+        flat.extend(item if isinstance(item, list) else [item])
+    path.write_text("".join(json.dumps(a) + "\n" for a in flat), encoding="utf-8")
+    return path
+
+
+def run_config(
+    script: Path, out: Path, data_dir: Path, steps: int = 3, **sections: Any
+) -> dict[str, Any]:
+    """A config dict for ``podium.run`` on the toy task with a scripted model."""
+    config: dict[str, Any] = {
+        "task": str(TOY_TASK),
+        "out": str(out),
+        "data_dir": str(data_dir),
+        "model": {"name": f"scripted:{script}"},
+        "budget": {"steps": steps},
+    }
+    for key, value in sections.items():
+        if isinstance(value, dict):
+            config.setdefault(key, {}).update(value)
+        else:
+            config[key] = value
+    return config
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODIUM_")}
+    env.update(extra)
+    return env
+
+
+def podium_cli(
+    *args: str, env: Mapping[str, str] | None = None, timeout: float = 120, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``podium`` command line in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "podium", *args],
+        capture_output=True,
+        text=True,
+        env=dict(env) if env is not None else cli_env(),
+        timeout=timeout,
+        cwd=cwd,
+    )
+
+
+def podium_popen(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "podium", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(env) if env is not None else cli_env(),
+        cwd=REPO,
+    )
