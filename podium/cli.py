@@ -63,7 +63,9 @@ def _main(
 def run(
     task: Annotated[str, typer.Argument(help="benchmark/id, or a task folder (MLE-bench layout).")],
     model: Annotated[str | None, typer.Option(help="Code model: provider/model.")] = None,
-    review_model: Annotated[str | None, typer.Option(help="Review model (default: --model).")] = None,
+    review_model: Annotated[
+        str | None, typer.Option(help="Review model (default: --model).")
+    ] = None,
     strategy: Annotated[str | None, typer.Option(help="Search strategy.")] = None,
     steps: Steps = None,
     time: TimeBudget = None,
@@ -186,7 +188,9 @@ def _finish(result: Any) -> None:
     if s["best_node"] is None:
         out.print("best: no good node yet")
     else:
-        out.print(f"best: node {s['best_node']}, validation metric {s['best_metric']:.6g} ({direction})")
+        out.print(
+            f"best: node {s['best_node']}, validation metric {s['best_metric']:.6g} ({direction})"
+        )
         out.print(f"      {result.run_dir / 'best'}")
     if s["status"] == "interrupted":
         out.print(f"continue with: podium resume {result.run_dir}")

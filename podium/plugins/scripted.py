@@ -2,10 +2,11 @@
 
 Each line is one answer: ``{"role": "code", "text": "..."}`` or ``{"role": "review",
 "tool_call": {"name": "submit_review", "arguments": {...}}}``; optional ``usage``
-(input_tokens, output_tokens, cost_usd), ``delay_s`` (simulated latency) and ``error`` (the call
-fails with that message; with ``"fatal": true`` it fails as a rejected API key would). ``role`` defaults to ``code``. The n-th code call of a run gets the
-n-th code line (likewise for review), counted by the search's deterministic call sequence, so a
-resumed run receives exactly the answers an uninterrupted one would.
+(input_tokens, output_tokens, cost_usd), ``delay_s`` (simulated latency) and ``error`` (the
+call fails with that message; with ``"fatal": true`` it fails as a rejected API key would).
+``role`` defaults to ``code``. The n-th code call of a run gets the n-th code line (likewise
+for review), counted by the search's deterministic call sequence, so a resumed run receives
+exactly the answers an uninterrupted one would.
 """
 
 from __future__ import annotations

@@ -70,12 +70,21 @@ def _tree(run_dir: Path) -> dict[str, Any]:
         nodes = journal.nodes()
         return {
             "nodes": [
-                (n.id, n.step, n.state, n.operator, n.parent_ids, n.code, n.is_buggy,
-                 n.metric.value if n.metric else None)
+                (
+                    n.id,
+                    n.step,
+                    n.state,
+                    n.operator,
+                    n.parent_ids,
+                    n.code,
+                    n.is_buggy,
+                    n.metric.value if n.metric else None,
+                )
                 for n in nodes
-            ],  # fmt: skip
-            "calls": [(c.node_id, c.role, c.seq, c.request.messages[-1].content)
-                      for c in journal.calls()],  # fmt: skip
+            ],
+            "calls": [
+                (c.node_id, c.role, c.seq, c.request.messages[-1].content) for c in journal.calls()
+            ],
             "best": json.loads((run_dir / "best" / "node.json").read_text())["node_id"],
             "discarded": journal.discarded_count(),
         }
@@ -102,7 +111,7 @@ def _kernels_in(run_dir: Path) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if str(run_dir) in os.readlink(entry / "cwd"):
+                if str(run_dir) in str((entry / "cwd").readlink()):
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -148,9 +157,7 @@ def test_resume_after_sigkill_at_a_failpoint(
 ) -> None:
     script, reference = session
     out = tmp_path / "run"
-    killed = podium_cli(
-        *_cli_args(script, out, data_dir), env=cli_env(PODIUM_FAILPOINTS=failpoint)
-    )
+    killed = podium_cli(*_cli_args(script, out, data_dir), env=cli_env(PODIUM_FAILPOINTS=failpoint))
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     _wait_no_kernels(out)
     resumed = podium_cli("resume", str(out))
