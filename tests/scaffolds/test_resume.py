@@ -7,7 +7,6 @@ its summary, and resumes."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import sqlite3
