@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from podium import __version__
 from podium.errors import UserError
@@ -123,13 +122,11 @@ def plugins(plugins: Plugins = None) -> None:
     """List every backend, strategy, sandbox, benchmark and operator set, and its origin."""
     from podium.api import load_registry
 
-    registry = load_registry(plugins or [])
-    table = Table(box=None, pad_edge=False)
-    for column in ("kind", "name", "origin", "description"):
-        table.add_column(column)
-    for row in registry.listing():
-        table.add_row(*(escape(cell) for cell in row))
-    out.print(table)
+    rows = [("kind", "name", "origin", "description"), *load_registry(plugins or []).listing()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:  # plain aligned lines: readable in a terminal, greppable in a pipe
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        out.print(escape("  ".join([*cells, row[3]])), overflow="ignore", crop=False)
 
 
 @app.command()

@@ -6,9 +6,16 @@ columns, one row per test id, no missing predictions. It never opens the private
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
+
+
+@lru_cache(maxsize=16)
+def _read_sample(path: Path, mtime_ns: int) -> pd.DataFrame:
+    """The sample submission, read once per run (it is checked against every node)."""
+    return pd.read_csv(path)
 
 
 def check_against_sample(submission: Path, sample: Path) -> str | None:
@@ -17,7 +24,7 @@ def check_against_sample(submission: Path, sample: Path) -> str | None:
         sub = pd.read_csv(submission)
     except Exception as exc:
         return f"submission is not a readable CSV ({type(exc).__name__}: {exc})"
-    expected = pd.read_csv(sample)
+    expected = _read_sample(sample, sample.stat().st_mtime_ns)
     missing = [c for c in expected.columns if c not in sub.columns]
     extra = [c for c in sub.columns if c not in expected.columns]
     if missing or extra:

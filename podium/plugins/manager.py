@@ -7,10 +7,13 @@ remembered so ``podium plugins`` and error messages can say where a name came fr
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -65,11 +68,20 @@ def create_plugin_manager(
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
-        raise PluginError(
-            f"plugin {pm.get_name(exc.plugin)} implements an unknown hook: {exc}",
-            hint="hooks are listed in docs/plugins.md",
-        ) from None
+        raise _unknown_hook(pm, exc) from None
     return pm
+
+
+def _unknown_hook(pm: PodiumPluginManager, exc: pluggy.PluginValidationError) -> PluginError:
+    name = pm.get_name(exc.plugin) or "?"
+    found = re.search(r"unknown hook '(\w+)'", str(exc))
+    hook = found.group(1) if found else str(exc)
+    known = [h for h in dir(hookspecs) if h.startswith("podium_")]
+    close = difflib.get_close_matches(hook, known, n=1)
+    return PluginError(
+        f"plugin {name} ({pm.origin_of(name)}) implements an unknown hook {hook!r}",
+        hint=f"did you mean {close[0]}?" if close else "hooks are listed in docs/plugins.md",
+    )
 
 
 def _load_entry_points(pm: PodiumPluginManager) -> None:
@@ -107,7 +119,11 @@ def load_plugin_module(spec: str) -> ModuleType:
 
 
 def _import_file(path: Path) -> ModuleType:
-    name = f"podium_plugin_{path.stem}"
+    """Import a plugin file under a name unique to its path (two files may share a stem)."""
+    real = path.resolve()
+    digest = hashlib.sha1(str(real).encode()).hexdigest()[:8]
+    stem = re.sub(r"\W", "_", real.stem)
+    name = f"podium_plugin_{stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

@@ -15,7 +15,7 @@ from typing import Any
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.records import EnvironmentInfo, ExecResult
 from podium.sandbox.environment import probe_environment
-from podium.sandbox.kernel import KernelCommand, ipykernel_argv, run_in_fresh_kernel
+from podium.sandbox.kernel import FreshKernels, KernelCommand, ipykernel_argv
 from podium.sandbox.workspace import prepare_linked_workspace
 
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "CUDA_VISIBLE_DEVICES")
@@ -36,6 +36,7 @@ class LocalSandbox(Sandbox):
         self.python = python or sys.executable
         self.interrupt_grace_s = interrupt_grace_s
         self._environment: EnvironmentInfo | None = None
+        self._kernels = FreshKernels()
 
     async def environment(self) -> EnvironmentInfo:
         if self._environment is None:
@@ -50,7 +51,10 @@ class LocalSandbox(Sandbox):
             cwd=workspace.root,
             interrupt_grace_s=self.interrupt_grace_s,
         )
-        return await run_in_fresh_kernel(code, command, limits.timeout_s, limits.max_output_bytes)
+        return await self._kernels.run(code, command, limits.timeout_s, limits.max_output_bytes)
+
+    async def aclose(self) -> None:
+        await self._kernels.aclose()
 
 
 def create(options: Mapping[str, Any]) -> LocalSandbox:

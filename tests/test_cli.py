@@ -1,0 +1,104 @@
+"""The command line as users meet it: one-line errors with hints, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support import TOY_SESSION, TOY_TASK, podium_cli
+
+pytestmark = pytest.mark.slow  # each case starts a Python process
+SCRIPTED = f"scripted:{TOY_SESSION}"
+
+
+def _error_lines(*args: str) -> list[str]:
+    result = podium_cli(*args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    return result.stderr.strip().splitlines()
+
+
+def test_unknown_task_lists_what_a_task_can_be() -> None:
+    lines = _error_lines("run", "nosuchbench/task", "--model", SCRIPTED)
+    assert lines[0] == "error: unknown task 'nosuchbench/task'"
+    assert lines[1].startswith("hint: give <benchmark>/<task id>")
+    assert len(lines) == 2
+
+
+def test_unknown_model_provider_lists_the_providers() -> None:
+    lines = _error_lines("run", str(TOY_TASK), "--model", "opneai/gpt-4o")
+    assert lines == ["error: unknown model provider 'opneai'",
+                     "hint: available: scripted:<file.jsonl>"]  # fmt: skip
+
+
+def test_missing_model_says_how_to_give_one() -> None:
+    lines = _error_lines("run", str(TOY_TASK))
+    assert lines[0] == "error: no model given"
+    assert "--model" in lines[1]
+
+
+def test_unknown_strategy_lists_the_strategies() -> None:
+    lines = _error_lines("run", str(TOY_TASK), "--model", SCRIPTED, "--strategy", "mtcs")
+    assert lines == ["error: unknown strategy 'mtcs'", "hint: available: greedy"]
+
+
+def test_task_folder_missing_a_file_names_it_and_what_it_holds(tmp_path: Path) -> None:
+    task = tmp_path / "task"
+    shutil.copytree(TOY_TASK, task)
+    (task / "description.md").unlink()
+    lines = _error_lines("run", str(task), "--model", SCRIPTED)
+    assert lines[0] == f"error: task folder {task} has no description.md"
+    assert (
+        lines[1] == "hint: description.md holds the competition description the agent reads "
+        "(markdown)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("budget.steps=many", "error: budget.steps: Input should be a valid integer"),
+        ("search.num_draft=3", "error: search.num_draft: unknown key"),
+        ("budget.step=3", "error: budget.step: unknown key"),
+        ("exec.timeout=soon", "error: exec.timeout: Value error, not a duration"),
+        ("nonsense", "error: -o 'nonsense': expected KEY=VALUE"),
+    ],
+)
+def test_bad_config_values_name_the_key(override: str, expected: str) -> None:
+    lines = _error_lines("run", str(TOY_TASK), "--model", SCRIPTED, "-o", override)
+    assert lines[0].startswith(expected)
+    assert len(lines) <= 2
+    if "unknown key" in expected:
+        assert lines[1] in ("hint: did you mean num_drafts?", "hint: did you mean steps?")
+
+
+def test_resume_of_something_that_is_not_a_run(tmp_path: Path) -> None:
+    lines = _error_lines("resume", str(tmp_path))
+    assert lines == [f"error: {tmp_path} is not a Podium run directory "
+                     "(no config.toml or journal.sqlite)"]  # fmt: skip
+
+
+def test_plugins_lists_every_kind_with_its_origin() -> None:
+    result = podium_cli("plugins")
+    assert result.returncode == 0
+    rows = [line.split()[:3] for line in result.stdout.splitlines()[1:]]
+    assert ["strategy", "greedy", "builtin"] in rows
+    assert ["sandbox", "local", "builtin"] in rows
+    assert ["backend", "scripted:<file.jsonl>", "builtin"] in rows
+    assert ["operators", "llm", "builtin"] in rows
+
+
+def test_the_quickstart_run_prints_a_row_per_node_and_the_best(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    result = podium_cli("run", str(TOY_TASK), "--model", f"scripted:{TOY_SESSION}",
+                        "--steps", "6", "--out", str(tmp_path / "run"),
+                        "--data-dir", str(data_dir))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines() if line[:4].strip().isdigit()]
+    assert [row[0] for row in rows] == ["1", "2", "3", "4", "5", "6"]
+    assert rows[1][4:6] == ["buggy:", "KeyError:"]
+    assert "best: node 1, validation metric 0.94 (higher is better)" in result.stdout
+    assert "sandboxed: false" in result.stderr
