@@ -95,7 +95,9 @@ def measure(nodes: int) -> dict[str, object]:
             "max": round(overhead_ms[-1], 2),
         },
         "whole_run_overhead_per_node_ms": round((wall - excluded) / len(done) * 1000, 2),
-        "kernel_start_ms_median": round(statistics.median(t.kernel_start_s for t in timings) * 1000, 1),
+        "kernel_start_ms_median": round(
+            statistics.median(t.kernel_start_s for t in timings) * 1000, 1
+        ),
         "exec_ms_median": round(statistics.median(t.exec_s for t in timings) * 1000, 1),
         "node_total_ms_median": round(statistics.median(t.total_s for t in timings) * 1000, 1),
         "run_wall_s": round(wall, 2),

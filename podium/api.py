@@ -110,18 +110,20 @@ async def _run(
     journal = _open_journal(rd, cfg, task, created=existing is None)
     info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
                    strategy=parts_cfg.strategy.name)  # fmt: skip
+    summary_info = _summary_info(cfg, task, parts_cfg)
     events = _Events(pm, info, on_node)
     search = Search(rd, journal, parts_cfg.search_parts(events), _loop_settings(cfg))
-    summary_info = _summary_info(cfg, task, parts_cfg)
-    events.on_finished = lambda _node: rd.write_json(
-        rd.summary, summarize(search, None, summary_info)
-    )
+    events.search_summary = lambda: rd.write_json(rd.summary, summarize(search, None, summary_info))
     try:
         if on_start:
             on_start(rd.root, search)
         _call_hook(pm, "podium_run_started", run=info)
-        with _stop_on_signals(search):
-            outcome = await search.run()
+        try:
+            with _stop_on_signals(search):
+                outcome = await search.run()
+        except Exception:
+            rd.write_json(rd.summary, summarize(search, "error", summary_info))
+            raise
         summary = summarize(search, outcome.stop_reason, summary_info)
         rd.write_json(rd.summary, summary)
         _call_hook(pm, "podium_run_finished", run=info, summary=summary)
@@ -268,18 +270,15 @@ def _summary_info(cfg: RunConfig, task: Task, parts: _Parts) -> dict[str, Any]:
 
 
 class _Events:
-    """Forwards loop events to plugins' hooks and to the caller's progress callback."""
+    """After each node: refresh summary.json, tell the caller, call the plugins' hook."""
 
     def __init__(self, pm: PodiumPluginManager, run: RunInfo, on_node: NodeCallback | None):
         self.pm, self.run, self.on_node = pm, run, on_node
-        self.on_finished: NodeCallback | None = None
-
-    def node_started(self, node: Node) -> None:
-        pass
+        self.search_summary: Callable[[], None] | None = None
 
     def node_finished(self, node: Node) -> None:
-        if self.on_finished:
-            self.on_finished(node)
+        if self.search_summary:
+            self.search_summary()
         if self.on_node:
             self.on_node(node)
         _call_hook(self.pm, "podium_node_finished", run=self.run, node=node)

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from podium.errors import ModelAuthError, ModelError, PluginError, SandboxError
@@ -73,9 +73,8 @@ class LoopSettings:
 
 
 class RunEvents(Protocol):
-    """Where the loop reports progress: plugins' hooks and the CLI's progress rows."""
+    """Where the loop reports finished nodes: plugins' hooks and the CLI's progress rows."""
 
-    def node_started(self, node: Node) -> None: ...
     def node_finished(self, node: Node) -> None: ...
 
 
@@ -91,13 +90,10 @@ class SearchParts:
     events: RunEvents
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
-    stop_reason: str
-    tree: SearchTree
+    stop_reason: str  # steps | time | cost | exhausted | interrupted | error
     final: Node | None
-    usage: Usage
-    discarded: list[Node] = field(default_factory=list)
     error: str | None = None
 
 
@@ -152,21 +148,23 @@ class Search:
     # --- the loop -------------------------------------------------------------------------
 
     async def run(self) -> Outcome:
+        """Search until a budget is spent or a stop is requested; then publish the final node.
+
+        An exception from Podium's own machinery (a bug, a full disk) cancels the nodes in
+        flight — they stay resumable — records the error, and propagates.
+        """
         try:
             await self._loop()
         except asyncio.CancelledError:
             self.stop_reason = self.stop_reason or "interrupted"
             await self._cancel_in_flight()
+        except Exception as exc:
+            self.stop_reason, self.error = "error", f"{type(exc).__name__}: {exc}"
+            await self._cancel_in_flight()
+            raise
         final = self.parts.strategy.final_node(self.tree)
         self._publish(final)
-        return Outcome(
-            stop_reason=self.stop_reason or "steps",
-            tree=self.tree,
-            final=final,
-            usage=self.usage,
-            discarded=self.discarded,
-            error=self.error,
-        )
+        return Outcome(stop_reason=self.stop_reason or "steps", final=final, error=self.error)
 
     def request_stop(self, reason: str = "interrupted") -> None:
         """Stop now: nodes in flight are cancelled and stay resumable (marked interrupted)."""
@@ -182,7 +180,8 @@ class Search:
                 break
             done, _ = await asyncio.wait(self.in_flight, return_when=asyncio.FIRST_COMPLETED)
             for task in sorted(done, key=lambda t: self.in_flight[t].id):
-                self._settle(task, self.in_flight.pop(task))
+                del self.in_flight[task]
+                self._settle(task)
         await self._cancel_in_flight()
 
     def _launch(self) -> None:
@@ -207,7 +206,6 @@ class Search:
             )
             self.next_id += 1
             self.journal.begin(node, before, self.rng.getstate(), self.elapsed())
-            self.parts.events.node_started(node)
             task = asyncio.create_task(self._expand(node), name=f"node-{node.id}")
             self.in_flight[task] = node
 
@@ -215,7 +213,7 @@ class Search:
         busy = {n.worker for n in self.in_flight.values()}
         return next(i for i in range(self.settings.workers) if i not in busy)
 
-    def _settle(self, task: asyncio.Task[Node], started: Node) -> None:
+    def _settle(self, task: asyncio.Task[Node]) -> None:
         """Record one finished expansion; decide whether the run goes on."""
         if task.cancelled():
             return
