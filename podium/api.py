@@ -103,18 +103,19 @@ async def _run(
     on_start: Callable[[Path, Search], None] | None,
 ) -> RunResult:
     pm = create_plugin_manager(builtin_plugins(), cfg.plugins)
-    registry = Registry(pm)
-    parts_cfg = _resolve(cfg, registry)
-    task = parts_cfg.task
+    parts = _resolve(cfg, Registry(pm))
+    task = parts.task
     rd = existing or RunDir(default_run_dir(cfg, task))
     journal = _open_journal(rd, cfg, task, created=existing is None)
-    info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
-                   strategy=parts_cfg.strategy.name)  # fmt: skip
-    summary_info = _summary_info(cfg, task, parts_cfg)
-    events = _Events(pm, info, on_node)
-    search = Search(rd, journal, parts_cfg.search_parts(events), _loop_settings(cfg))
-    events.search_summary = lambda: rd.write_json(rd.summary, summarize(search, None, summary_info))
     try:
+        info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
+                       strategy=parts.strategy.name)  # fmt: skip
+        summary_info = _summary_info(cfg, task, parts)
+        events = _Events(pm, info, on_node)
+        search = Search(rd, journal, parts.search_parts(events), _loop_settings(cfg))
+        events.search_summary = lambda: rd.write_json(
+            rd.summary, summarize(search, None, summary_info)
+        )
         if on_start:
             on_start(rd.root, search)
         _call_hook(pm, "podium_run_started", run=info)
@@ -129,7 +130,7 @@ async def _run(
         _call_hook(pm, "podium_run_finished", run=info, summary=summary)
         return RunResult(run_dir=rd.root, summary=summary, final=outcome.final)
     finally:
-        await parts_cfg.aclose()
+        await parts.aclose()
         journal.close()
         rd.unlock()
 
