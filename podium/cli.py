@@ -27,6 +27,14 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_INTERRUPTED = 130
+STOP_REASONS = {
+    "steps": "step budget spent",
+    "time": "time budget spent",
+    "cost": "cost budget spent",
+    "exhausted": "the strategy had nothing left to try",
+    "interrupted": "interrupted",
+    "error": "failed",
+}
 
 ConfigFile = Annotated[Path | None, typer.Option("--config", "-c", help="TOML config file.")]
 Overrides = Annotated[
@@ -176,9 +184,9 @@ def print_node(node: Node) -> None:
 def _finish(result: Any) -> None:
     s = result.summary
     direction = "lower is better" if s["lower_is_better"] else "higher is better"
+    why = STOP_REASONS.get(s["stop_reason"], s["stop_reason"])
     out.print(
-        f"stopped: {s['stop_reason']} after {s['steps']} step(s), "
-        f"{s['buggy_nodes']} buggy, {s['elapsed_s']:.1f}s"
+        f"stopped: {why} — {s['steps']} steps, {s['buggy_nodes']} buggy, {s['elapsed_s']:.1f}s"
     )
     if s.get("error"):
         err.print(f"error: {escape(s['error'])}")
