@@ -135,6 +135,43 @@ class ExecResult(Record):
         return self.status is not ExecStatus.OK
 
 
+class GradeReport(Record):
+    """A submission graded on the private answers, with MLE-bench's field names.
+
+    ``score`` is ``round(grade, 5)``, None when the submission is missing or invalid (``error``
+    says why). ``sandboxed`` is False when the code that wrote it ran without isolation (not
+    clean-track), None when unknown (a file graded by hand).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    competition_id: str
+    score: float | None
+    gold_threshold: float
+    silver_threshold: float
+    bronze_threshold: float
+    median_threshold: float
+    any_medal: bool
+    gold_medal: bool
+    silver_medal: bool
+    bronze_medal: bool
+    above_median: bool
+    submission_exists: bool
+    valid_submission: bool
+    is_lower_better: bool
+    created_at: datetime
+    submission_path: str
+    sandboxed: bool | None = None
+    error: str | None = None
+
+    @property
+    def medal(self) -> str | None:
+        for name in ("gold", "silver", "bronze"):
+            if getattr(self, f"{name}_medal"):
+                return name
+        return None
+
+
 class EnvironmentInfo(Record):
     """The solutions' Python environment, as the prompts describe it."""
 
