@@ -25,25 +25,28 @@ from pydantic import ValidationError
 from podium import __version__
 from podium.benchmarks import resolve_task
 from podium.config import RunConfig, config_error, read_toml, validate_config
-from podium.errors import ConfigError, RunDirError, UnknownNameError
+from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
 from podium.interfaces import Backend, OperatorSet, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import PodiumPluginManager, Registry, create_plugin_manager
-from podium.records import Node
+from podium.records import GradeReport, Node
 from podium.scaffolds import Journal, LoopSettings, Prompts, RunDir, Search, SearchParts
+from podium.scaffolds.rundir import SUBMISSION
 from podium.scaffolds.summary import summarize
 
 log = logging.getLogger("podium")
 
 NodeCallback = Callable[[Node], None]
+StartCallback = Callable[[RunInfo, Search], None]  # told once the run dir and journal are open
 
 
 def builtin_plugins() -> list[ModuleType]:
     """Each room's builtin-plugin module, registered like any installed plugin."""
+    from podium.benchmarks import builtin as benchmarks_builtin
     from podium.plugins import builtin as plugins_builtin
     from podium.sandbox import builtin as sandbox_builtin
     from podium.scaffolds import builtin as scaffolds_builtin
 
-    return [plugins_builtin, scaffolds_builtin, sandbox_builtin]
+    return [plugins_builtin, scaffolds_builtin, sandbox_builtin, benchmarks_builtin]
 
 
 def load_registry(plugins: list[str] | tuple[str, ...] = ()) -> Registry:
@@ -55,6 +58,7 @@ class RunResult:
     run_dir: Path
     summary: dict[str, Any]
     final: Node | None
+    grade: GradeReport | None = None
 
     @property
     def stop_reason(self) -> str:
@@ -64,7 +68,7 @@ class RunResult:
 def run(
     config: RunConfig | Mapping[str, Any],
     on_node: NodeCallback | None = None,
-    on_start: Callable[[Path, Search], None] | None = None,
+    on_start: StartCallback | None = None,
 ) -> RunResult:
     """Start a new run. ``config`` is a RunConfig or the same keys as a config file."""
     cfg = config if isinstance(config, RunConfig) else validate_config(config)
@@ -77,7 +81,7 @@ def resume(
     run_dir: Path,
     changes: Mapping[str, Any] | None = None,
     on_node: NodeCallback | None = None,
-    on_start: Callable[[Path, Search], None] | None = None,
+    on_start: StartCallback | None = None,
 ) -> RunResult:
     """Continue a run from its journal. ``changes`` may raise budgets (e.g. budget.steps)."""
     rd = RunDir(Path(run_dir))
@@ -100,7 +104,7 @@ async def _run(
     cfg: RunConfig,
     existing: RunDir | None,
     on_node: NodeCallback | None,
-    on_start: Callable[[Path, Search], None] | None,
+    on_start: StartCallback | None,
 ) -> RunResult:
     pm = create_plugin_manager(builtin_plugins(), cfg.plugins)
     parts = _resolve(cfg, Registry(pm))
@@ -117,7 +121,7 @@ async def _run(
             rd.summary, summarize(search, None, summary_info)
         )
         if on_start:
-            on_start(rd.root, search)
+            on_start(info, search)
         _call_hook(pm, "podium_run_started", run=info)
         try:
             with _stop_on_signals(search):
@@ -126,9 +130,13 @@ async def _run(
             rd.write_json(rd.summary, summarize(search, "error", summary_info))
             raise
         summary = summarize(search, outcome.stop_reason, summary_info)
+        report = grade_best(rd, task, sandboxed=parts.sandbox.isolated)
+        if report is not None:
+            summary["grade"] = {k: getattr(report, k) for k in GRADE_SUMMARY_FIELDS}
+            summary["grade"]["medal"] = report.medal
         rd.write_json(rd.summary, summary)
         _call_hook(pm, "podium_run_finished", run=info, summary=summary)
-        return RunResult(run_dir=rd.root, summary=summary, final=outcome.final)
+        return RunResult(run_dir=rd.root, summary=summary, final=outcome.final, grade=report)
     finally:
         await parts.aclose()
         journal.close()
@@ -143,8 +151,8 @@ class _Parts:
     strategy: Strategy
     operators: OperatorSet
     sandbox: Sandbox
-    code_model: Backend
-    review_model: Backend
+    code_model: Backend | None
+    review_model: Backend | None
     prompts: Prompts
 
     def search_parts(self, events: _Events) -> SearchParts:
@@ -160,31 +168,54 @@ class _Parts:
         )
 
     async def aclose(self) -> None:
-        for closer in (self.code_model.aclose, self.review_model.aclose, self.sandbox.aclose):
-            with contextlib.suppress(Exception):
-                await closer()
+        for part in (self.code_model, self.review_model, self.sandbox):
+            if part is not None:
+                with contextlib.suppress(Exception):
+                    await part.aclose()
 
 
 def _resolve(cfg: RunConfig, registry: Registry) -> _Parts:
     """Every name in the config → an object. Names are checked before the task is prepared."""
     strategy = build_strategy(cfg, registry)
-    operators = registry.operator_set(cfg.search.operators).create(
-        {"memory_chars": cfg.search.memory_chars, "prompts": cfg.prompts}
-    )
-    sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
     if not cfg.model.name:
-        choices = ", ".join(e.spec.usage or n for n, e in registry.backends.items())
-        raise UnknownNameError("no model given", hint=f"use --model; available: {choices}")
+        raise UnknownNameError(
+            "no model given", hint=f"use --model; available: {registry.model_choices()}"
+        )
     options = cfg.model.model_dump()
-    code_model = registry.backend(cfg.model.name, options)
-    review_name = cfg.model.review or cfg.model.name
-    review_model = (
-        code_model if review_name == cfg.model.name else registry.backend(review_name, options)
-    )
+    own_operators = registry.model_operator_set(cfg.model.name)
+    code_model: Backend | None = None
+    review_model: Backend | None = None
+    if own_operators is None:  # a chat model: it writes the code and reviews it
+        code_model = registry.backend(cfg.model.name, options)
+    if cfg.model.review and cfg.model.review != cfg.model.name:
+        review_model = registry.backend(cfg.model.review, options)
+    else:
+        review_model = code_model
+    spec = own_operators or registry.operator_set(cfg.search.operators)
+    operators = spec.create({"memory_chars": cfg.search.memory_chars, "prompts": cfg.prompts})
+    sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
     task = resolve_task(cfg.task, registry, cfg.data_dir)
     return _Parts(
         task, strategy, operators, sandbox, code_model, review_model, Prompts(cfg.prompts)
     )
+
+
+GRADE_SUMMARY_FIELDS = ("score", "valid_submission", "any_medal", "above_median", "sandboxed")
+
+
+def grade_best(rd: RunDir, task: Task, sandboxed: bool) -> GradeReport | None:
+    """Grade ``best/submission.csv`` on the host, after the search, into ``grade.json``.
+
+    A task that cannot be graded gives None; a broken grader is logged, never loses the run.
+    """
+    try:
+        report = task.grade(rd.best / SUBMISSION, sandboxed=sandboxed)
+    except UserError as exc:
+        log.warning("could not grade the best submission: %s", exc.message)
+        return None
+    if report is not None:
+        rd.write_json(rd.grade, report.model_dump(mode="json"))
+    return report
 
 
 def build_strategy(cfg: RunConfig, registry: Registry) -> Strategy:

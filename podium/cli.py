@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,7 +14,9 @@ from rich.markup import escape
 
 from podium import __version__
 from podium.errors import UserError
-from podium.records import Node
+from podium.interfaces import RunInfo
+from podium.records import GradeReport, Node
+from podium.scaffolds import Search
 
 app = typer.Typer(
     name="podium",
@@ -126,15 +129,57 @@ def resume(
 
 
 @app.command()
+def grade(
+    task: Annotated[str, typer.Argument(help="benchmark/id, or a task folder.")],
+    submission: Annotated[Path, typer.Argument(help="The submission CSV to grade.")],
+    data_dir: Annotated[Path | None, typer.Option(help="Where task data is prepared.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    plugins: Plugins = None,
+) -> None:
+    """Grade a submission on the private answers, exactly as MLE-bench grades."""
+    from podium.api import load_registry
+    from podium.benchmarks import resolve_task
+
+    loaded = resolve_task(task, load_registry(plugins or []), data_dir)
+    report = loaded.grade(submission)
+    if report is None:
+        raise UserError(f"task {loaded.id} cannot be graded (no private answers or leaderboard)")
+    if as_json:
+        out.print_json(report.model_dump_json())
+    else:
+        print_grade(report)
+
+
+@app.command()
+def tasks(
+    benchmark: Annotated[str, typer.Argument(help="A benchmark, or benchmark:split.")] = "mini",
+    data_dir: Annotated[Path | None, typer.Option(help="Where task data is prepared.")] = None,
+    plugins: Plugins = None,
+) -> None:
+    """List a benchmark's tasks: id, type, metric, direction, training rows, leaderboard teams."""
+    from podium.api import load_registry
+    from podium.benchmarks import default_data_dir
+
+    name, _, split = benchmark.partition(":")
+    bench = load_registry(plugins or []).benchmark(name)
+    rows = [("id", "type", "metric", "direction", "rows", "teams")]
+    for task_id in bench.task_ids(split or None):
+        t = bench.load_task(task_id, data_dir or default_data_dir())
+        teams = len(getattr(t, "leaderboard", []) or []) or "?"
+        direction = "lower is better" if t.lower_is_better else "higher is better"
+        rows.append((t.id, t.task_type, t.metric_name, direction, str(t.train_rows() or "?"),
+                     str(teams)))  # fmt: skip
+    print_columns(rows)
+
+
+@app.command()
 def plugins(plugins: Plugins = None) -> None:
     """List every backend, strategy, sandbox, benchmark and operator set, and its origin."""
     from podium.api import load_registry
 
-    rows = [("kind", "name", "origin", "description"), *load_registry(plugins or []).listing()]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:  # plain aligned lines: readable in a terminal, greppable in a pipe
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        out.print(escape("  ".join([*cells, row[3]])), overflow="ignore", crop=False)
+    print_columns(
+        [("kind", "name", "origin", "description"), *load_registry(plugins or []).listing()]
+    )
 
 
 @app.command()
@@ -146,13 +191,13 @@ def version() -> None:
 # --- progress output -----------------------------------------------------------------------
 
 
-def _print_start(run_dir: Path, search: Any) -> None:
+def _print_start(run: RunInfo, search: Search) -> None:
     resumed = len(search.tree)
     parts = search.parts
-    out.print(f"run dir  {run_dir}")
+    out.print(f"run dir  {run.run_dir}")
     out.print(
-        f"task     {parts.task.id} ({'lower' if parts.task.lower_is_better else 'higher'} "
-        f"is better)   model {parts.code_model.model}   strategy {parts.strategy.name}"
+        f"task     {run.task_id} ({'lower' if parts.task.lower_is_better else 'higher'} "
+        f"is better)   model {run.model}   strategy {run.strategy}"
     )
     if not parts.sandbox.isolated:
         err.print(
@@ -165,6 +210,32 @@ def _print_start(run_dir: Path, search: Any) -> None:
             f"{len(search.discarded)} interrupted node(s) will run again"
         )
     out.print(f"{'step':>4}  {'node':>4}  {'operator':<8}  {'parent':<7}  {'result':<50}  time")
+
+
+def print_columns(rows: Sequence[Sequence[str]]) -> None:
+    """Plain aligned columns (last one free): readable in a terminal, greppable in a pipe."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        out.print(escape("  ".join([*cells, row[-1]])), overflow="ignore", crop=False)
+
+
+def print_grade(report: GradeReport) -> None:
+    if report.valid_submission and report.score is not None:
+        verdict = f"{report.medal} medal" if report.medal else "no medal"
+        if not report.medal:
+            verdict += ", above the median" if report.above_median else ", below the median"
+        out.print(f"score: {report.score:.6g} on the private answers: {verdict}")
+    else:
+        out.print(f"score: none, invalid submission: {escape(report.error or '?')}")
+    cmp = "<=" if report.is_lower_better else ">="
+    out.print(
+        f"       thresholds: gold {cmp} {report.gold_threshold:.6g}, silver {cmp} "
+        f"{report.silver_threshold:.6g}, bronze {cmp} {report.bronze_threshold:.6g}, "
+        f"median {report.median_threshold:.6g}"
+    )
+    if report.sandboxed is False:
+        out.print("       not clean-track: the solutions ran without a sandbox (sandboxed: false)")
 
 
 def print_node(node: Node) -> None:
@@ -197,6 +268,8 @@ def _finish(result: Any) -> None:
             f"best: node {s['best_node']}, validation metric {s['best_metric']:.6g} ({direction})"
         )
         out.print(f"      {result.run_dir / 'best'}")
+    if result.grade is not None:
+        print_grade(result.grade)
     if s["status"] == "interrupted":
         out.print(f"continue with: podium resume {result.run_dir}")
         raise typer.Exit(EXIT_INTERRUPTED)

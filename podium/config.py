@@ -49,7 +49,9 @@ class Section(BaseModel):
 
 
 class ModelSection(Section):
-    name: str | None = Field(None, description="code model, e.g. openai/gpt-4.1 or scripted:F")
+    name: str | None = Field(
+        "baseline", description="code model: baseline (no key), provider/model, scripted:FILE"
+    )
     review: str | None = Field(None, description="review model; defaults to the code model")
     base_url: str | None = None
     temperature: float | None = None

@@ -17,6 +17,7 @@ from podium.records import (
     Action,
     EnvironmentInfo,
     ExecResult,
+    GradeReport,
     ModelRequest,
     ModelResponse,
     Node,
@@ -37,6 +38,7 @@ class Task(ABC):
     public_dir: Path
     lower_is_better: bool
     metric_name: str
+    task_type: str = "unknown"  # e.g. tabular-classification
 
     @abstractmethod
     def check_submission(self, path: Path) -> str | None:
@@ -44,6 +46,17 @@ class Task(ABC):
 
         Never reveals a score: it may look at columns, ids and row count, not at answers.
         """
+
+    def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport | None:
+        """Grade on the private answers — host side, after the run, never during it.
+
+        ``None`` means the task cannot be graded (it has no answers or leaderboard).
+        """
+        return None
+
+    def train_rows(self) -> int | None:
+        """Rows of the training table, for listings; None when not known."""
+        return None
 
 
 class Benchmark(ABC):

@@ -8,7 +8,7 @@ import pytest
 
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
-from tests.support import TOY_TASK
+from tests.support import TITANIC, TOY_TASK
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +22,12 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def toy_task(data_dir: Path) -> FolderTask:
     return load_folder_task(TOY_TASK, data_dir)
+
+
+@pytest.fixture(scope="session")
+def titanic(data_dir: Path) -> FolderTask:
+    """mini/titanic, prepared once per session in the shared data dir."""
+    return load_folder_task(TITANIC, data_dir, task_id="mini/titanic")
 
 
 @pytest.fixture(autouse=True)

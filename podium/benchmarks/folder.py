@@ -20,10 +20,18 @@ from typing import Any
 
 import yaml
 
+from podium.benchmarks.grading import (
+    grade_submission,
+    is_lower_better,
+    load_grade_fn,
+    read_leaderboard,
+)
 from podium.benchmarks.prepare import prepare_data
 from podium.benchmarks.submission_format import check_against_sample
 from podium.errors import TaskError
 from podium.interfaces import Task
+from podium.records import GradeReport
+from podium.scaffolds.data_preview import count_rows
 
 REQUIRED_FILES = {
     "config.yaml": "the task's registry entry: id, name, dataset.answers, "
@@ -54,13 +62,32 @@ class FolderTask(Task):
     metric_name: str
     folder: Path
     config: dict[str, Any]
+    leaderboard: list[float]
+    task_type: str = "unknown"
 
     @property
     def sample_submission(self) -> Path:
         return self.public_dir / Path(self.config["dataset"]["sample_submission"]).name
 
+    @property
+    def answers(self) -> Path:
+        return self.private_dir / Path(self.config["dataset"]["answers"]).name
+
     def check_submission(self, path: Path) -> str | None:
         return check_against_sample(path, self.sample_submission)
+
+    def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
+        """MLE-bench's grading: the task's own grade_fn on the private answers."""
+        grade_fn = load_grade_fn(self.folder, str(self.config["grader"]["grade_fn"]))
+        return grade_submission(
+            self.id, submission, self.answers, grade_fn, self.leaderboard, sandboxed=sandboxed
+        )
+
+    def train_rows(self) -> int | None:
+        trains = sorted(self.public_dir.glob("*train*.csv")) or sorted(
+            self.public_dir.glob("*.csv")
+        )
+        return count_rows(trains[0]) if trains else None
 
 
 def read_registry_config(folder: Path) -> dict[str, Any]:
@@ -88,27 +115,22 @@ def read_registry_config(folder: Path) -> dict[str, Any]:
     return config
 
 
-def leaderboard_lower_is_better(path: Path) -> bool:
-    """MLE-bench's rule: lower is better iff the first leaderboard score is below the last."""
-    import pandas as pd
-
-    try:
-        scores = pd.read_csv(path)["score"]
-    except (KeyError, ValueError, OSError) as exc:
-        raise TaskError(
-            f"{path} has no readable 'score' column ({exc})",
-            hint=f"leaderboard.csv holds {REQUIRED_FILES['leaderboard.csv']}",
-        ) from None
-    if len(scores) < 2 or scores.iloc[0] == scores.iloc[-1]:
+def read_scores(path: Path) -> list[float]:
+    """The leaderboard's scores; its order must tell the direction (MLE-bench's rule)."""
+    scores = read_leaderboard(path)
+    if len(scores) < 2 or scores[0] == scores[-1]:
         raise TaskError(f"{path}: cannot tell the metric's direction from fewer than two scores")
-    return bool(scores.iloc[0] < scores.iloc[-1])
+    return scores
 
 
 def load_folder_task(folder: Path, data_dir: Path | None, task_id: str | None = None) -> FolderTask:
+    """Load a registry-layout folder; ``task_id`` (e.g. ``mini/titanic``) also names its data
+    directory, so two benchmarks' tasks with the same config id never share prepared data."""
     folder = folder.resolve()
     config = read_registry_config(folder)
     tid = task_id or str(config["id"])
-    prepared = prepare_data(folder, str(config["id"]), data_dir or default_data_dir())
+    scores = read_scores(folder / "leaderboard.csv")
+    prepared = prepare_data(folder, tid, data_dir or default_data_dir())
     sample = prepared.public / Path(config["dataset"]["sample_submission"]).name
     if not sample.is_file():
         raise TaskError(
@@ -121,8 +143,10 @@ def load_folder_task(folder: Path, data_dir: Path | None, task_id: str | None = 
         description=(folder / "description.md").read_text(encoding="utf-8"),
         public_dir=prepared.public,
         private_dir=prepared.private,
-        lower_is_better=leaderboard_lower_is_better(folder / "leaderboard.csv"),
+        lower_is_better=is_lower_better(scores),
         metric_name=str(config.get("grader", {}).get("name") or "the competition metric"),
         folder=folder,
         config=config,
+        leaderboard=scores,
+        task_type=str(config.get("task_type") or "unknown"),
     )

@@ -76,7 +76,9 @@ class Registry:
         provider, arg = split_model_name(model, self.backends)
         entry = self.backends.get(provider)
         if entry is None:
-            raise _unknown("model provider", provider, self.backends, example_of_usage=True)
+            raise UnknownNameError(
+                f"unknown model provider {provider!r}", hint=f"available: {self.model_choices()}"
+            )
         return entry.spec.create(arg, options)
 
     def strategy(self, name: str) -> StrategySpec:
@@ -87,6 +89,16 @@ class Registry:
 
     def operator_set(self, name: str) -> OperatorSetSpec:
         return _lookup("operator set", name, self.operator_sets)
+
+    def model_operator_set(self, model: str) -> OperatorSetSpec | None:
+        """The operator set a model name stands for (``baseline``), if any."""
+        return next((e.spec for e in self.operator_sets.values() if e.spec.model == model), None)
+
+    def model_choices(self) -> str:
+        """Every valid ``--model`` form, for error hints."""
+        forms = [e.spec.model for e in self.operator_sets.values() if e.spec.model]
+        forms += [e.spec.usage or n for n, e in self.backends.items()]
+        return ", ".join(forms)
 
     def benchmark(self, name: str) -> Benchmark:
         return _lookup("benchmark", name, self.benchmarks).create()
@@ -127,13 +139,8 @@ def _lookup(kind: str, name: str, table: Mapping[str, Entry[S]]) -> S:
     return entry.spec
 
 
-def _unknown(
-    kind: str, name: str, table: Mapping[str, Entry[Any]], example_of_usage: bool = False
-) -> UnknownNameError:
-    if example_of_usage:
-        choices = ", ".join(e.spec.usage or n for n, e in table.items())
-    else:
-        choices = ", ".join(table)
+def _unknown(kind: str, name: str, table: Mapping[str, Entry[Any]]) -> UnknownNameError:
+    choices = ", ".join(table)
     return UnknownNameError(
         f"unknown {kind} {name!r}", hint=f"available: {choices or '(none registered)'}"
     )

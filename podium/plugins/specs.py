@@ -57,8 +57,14 @@ class BenchmarkSpec:
 
 @dataclass(frozen=True)
 class OperatorSetSpec:
-    """An implementation of draft / improve / debug. ``create`` gets the ``search`` config."""
+    """An implementation of draft / improve / debug. ``create`` gets the operator options.
+
+    ``model``: a ``--model`` name that selects this operator set *instead of* a chat backend
+    (the builtin ``baseline`` writes its solutions itself). Such runs have no review model
+    unless one is named, and are judged by the metric line and the hard checks alone.
+    """
 
     name: str
     create: Callable[[Mapping[str, Any]], OperatorSet]
     description: str = ""
+    model: str | None = None

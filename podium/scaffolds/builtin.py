@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from podium.plugins import OperatorSetSpec, StrategySpec, hookimpl
-from podium.scaffolds import operators
+from podium.scaffolds import baseline, operators
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 
 
@@ -26,5 +26,11 @@ def podium_operator_sets() -> list[OperatorSetSpec]:
             name="llm",
             create=operators.create,
             description="draft / improve / debug prompts to the code model",
-        )
+        ),
+        OperatorSetSpec(
+            name="baseline",
+            create=baseline.create,
+            description="--model baseline: writes scikit-learn solutions itself (no key)",
+            model=baseline.MODEL_NAME,
+        ),
     ]

@@ -84,8 +84,8 @@ class SearchParts:
     strategy: Strategy
     operators: OperatorSet
     sandbox: Sandbox
-    code_model: Backend
-    review_model: Backend
+    code_model: Backend | None  # None: the operator set writes code itself (``baseline``)
+    review_model: Backend | None  # None: judged by the metric line and hard checks alone
     prompts: Prompts
     events: RunEvents
 
@@ -327,10 +327,14 @@ class Search:
                     "state": NodeState.REVIEWING}
         )  # fmt: skip
         self.journal.update(node, self.elapsed())
-        try:
-            opinion = await review.ask_model(task, node.code, result, client, self.parts.prompts)
-        except ModelAuthError as exc:
-            raise StopRun(f"model authentication failed: {exc}") from exc
+        opinion: review.ModelReview | str | None = None
+        if self.parts.review_model is not None:
+            try:
+                opinion = await review.ask_model(
+                    task, node.code, result, client, self.parts.prompts
+                )
+            except ModelAuthError as exc:
+                raise StopRun(f"model authentication failed: {exc}") from exc
         verdict = review.judge(task, result, opinion, submission_problem)
         return node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
@@ -378,6 +382,8 @@ class _RecordingClient:
             update={"meta": RequestMeta(node_id=self.node_id, role=role, seq=seq)}
         )
         backend = s.parts.code_model if role == "code" else s.parts.review_model
+        if backend is None:
+            raise ModelError(f"this run has no {role} model")
         call = ModelCall(node_id=self.node_id, role=role, seq=seq, request=request)
         t0 = time.perf_counter()
         try:

@@ -126,7 +126,7 @@ def direction(task: Task) -> str:
 def judge(
     task: Task,
     result: ExecResult,
-    review: ModelReview | str,
+    review: ModelReview | str | None,
     submission_problem: str | None,
 ) -> Verdict:
     """Combine the metric line, the model's review and the hard checks into one verdict."""
@@ -146,7 +146,7 @@ def judge(
         submission_problem,
     ]
     bug = next((r for r in reasons if r), None)
-    summary = model_review.summary if model_review else f"({review})"
+    summary = model_review.summary if model_review else f"({review})" if review else ""
     return Verdict(metric=metric, is_buggy=bug is not None, bug_reason=bug, summary=summary)
 
 

@@ -1,0 +1,443 @@
+"""Grading a submission the way MLE-bench does, so Podium's numbers compare with the paper's.
+
+Everything here reproduces MLE-bench's grading rules exactly (DESIGN.md §5):
+
+* the score is ``round(grade_fn(submission, answers), 5)``, or None when the submission is
+  missing or the grader rejects it (an invalid submission is a result, never an exception);
+* lower is better iff the leaderboard's first score is below its last;
+* medal thresholds are leaderboard positions that depend on the number of teams (Kaggle's
+  progression table); a medal needs the threshold or better (ties win), medals are exclusive,
+  and ``above_median`` is strict;
+* reports and aggregates carry MLE-bench's field names, so its tooling can read them.
+
+The functions are pure apart from reading files; grading happens on the host after a run, never
+inside the sandbox (the answers must not reach the agent).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import itertools
+import math
+import re
+import statistics
+import sys
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import pandas as pd
+
+from podium.errors import TaskError
+from podium.records import GradeReport, utcnow
+
+GradeFn = Callable[[pd.DataFrame, pd.DataFrame], Any]
+
+LEADERBOARD_HINT = (
+    "leaderboard.csv holds the private leaderboard with a 'score' column in rank order"
+)
+LFS_PREFIX = b"version https://git-lfs"
+MAX_REASON_CHARS = 300
+
+# The per-seed rates seed_summary reports, named after GradeReport's fields.
+SUMMARY_FIELDS = (
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "valid_submission",
+)
+
+_module_ids = itertools.count()
+_NON_IDENTIFIER = re.compile(r"\W")
+
+# MLE-bench reads CSVs with pandas' round-trip float parser; pandas 3 parses exactly by default
+# and deprecates the option, so it is only passed to older versions.
+_EXACT_FLOATS: dict[str, Any] = (
+    {} if int(pd.__version__.split(".", 1)[0]) >= 3 else {"float_precision": "round_trip"}
+)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    frame: pd.DataFrame = pd.read_csv(path, **_EXACT_FLOATS)
+    return frame
+
+
+# --- leaderboard rules ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The scores a submission must reach for each medal, and the leaderboard's median."""
+
+    gold: float
+    silver: float
+    bronze: float
+    median: float
+
+
+def _checked_scores(scores: Sequence[float]) -> list[float]:
+    """The leaderboard as plain floats in rank order; empty or NaN leaderboards are rejected
+    because every rule below would silently give nonsense for them."""
+    values = [float(s) for s in scores]
+    if not values:
+        raise ValueError("the leaderboard has no scores")
+    if any(math.isnan(v) for v in values):
+        raise ValueError("the leaderboard contains NaN scores")
+    return values
+
+
+def is_lower_better(scores: Sequence[float]) -> bool:
+    """MLE-bench's direction rule: lower is better iff the first (best-ranked) score is below
+    the last. A one-row leaderboard, or one whose ends tie, counts as higher-is-better, as in
+    MLE-bench. Raises ValueError for an empty leaderboard."""
+    values = _checked_scores(scores)
+    return values[0] < values[-1]
+
+
+def medal_thresholds(scores: Sequence[float]) -> Thresholds:
+    """The medal thresholds for a leaderboard given in rank order (best first).
+
+    Kaggle's progression table as MLE-bench applies it, with ``pos(k)`` the k-th score (1-based)
+    and ``n`` the number of teams::
+
+        n          gold                 silver             bronze
+        1–99       pos(max(1, ⌊.1n⌋))   pos(max(1, ⌊.2n⌋))   pos(max(1, ⌊.4n⌋))
+        100–249    pos(10)              pos(max(1, ⌊.2n⌋))   pos(max(1, ⌊.4n⌋))
+        250–999    pos(10 + ⌊.002n⌋)    pos(50)              pos(100)
+        ≥ 1000     pos(10 + ⌊.002n⌋)    pos(max(1, ⌊.05n⌋))  pos(max(1, ⌊.1n⌋))
+
+    The median is the median of all scores (the mean of the two middle ones for an even count,
+    as pandas computes it). Raises ValueError for an empty leaderboard.
+    """
+    values = _checked_scores(scores)
+    n = len(values)
+
+    def pos(k: int) -> float:
+        return values[k - 1]
+
+    # int() floors these non-negative products exactly as MLE-bench does.
+    if n < 100:
+        gold, silver, bronze = (
+            pos(max(1, int(n * 0.1))),
+            pos(max(1, int(n * 0.2))),
+            pos(max(1, int(n * 0.4))),
+        )
+    elif n < 250:
+        gold, silver, bronze = pos(10), pos(max(1, int(n * 0.2))), pos(max(1, int(n * 0.4)))
+    elif n < 1000:
+        gold, silver, bronze = pos(10 + int(n * 0.002)), pos(50), pos(100)
+    else:
+        gold, silver, bronze = (
+            pos(10 + int(n * 0.002)),
+            pos(max(1, int(n * 0.05))),
+            pos(max(1, int(n * 0.1))),
+        )
+    return Thresholds(gold=gold, silver=silver, bronze=bronze, median=statistics.median(values))
+
+
+def rank_score(score: float | None, scores: Sequence[float]) -> dict[str, Any]:
+    """Place a (rounded) score on a leaderboard, with MLE-bench's keys: ``gold_medal``,
+    ``silver_medal``, ``bronze_medal``, ``above_median`` (plain bools) and ``gold_threshold``,
+    ``silver_threshold``, ``bronze_threshold``, ``median_threshold`` (plain floats).
+
+    A medal needs the threshold or better (ties win); medals are exclusive (gold, else silver,
+    else bronze); ``above_median`` is strict. A None (invalid or missing) score wins nothing but
+    the thresholds are still reported, so a report always says what it would have taken.
+    """
+    lower = is_lower_better(scores)
+    t = medal_thresholds(scores)
+    result: dict[str, Any] = {
+        "gold_medal": False,
+        "silver_medal": False,
+        "bronze_medal": False,
+        "above_median": False,
+        "gold_threshold": float(t.gold),
+        "silver_threshold": float(t.silver),
+        "bronze_threshold": float(t.bronze),
+        "median_threshold": float(t.median),
+    }
+    if score is None:
+        return result
+
+    def reaches(threshold: float) -> bool:
+        return bool(score <= threshold) if lower else bool(score >= threshold)
+
+    if reaches(t.gold):
+        result["gold_medal"] = True
+    elif reaches(t.silver):
+        result["silver_medal"] = True
+    elif reaches(t.bronze):
+        result["bronze_medal"] = True
+    result["above_median"] = bool(score < t.median) if lower else bool(score > t.median)
+    return result
+
+
+# --- task files ----------------------------------------------------------------------------
+
+
+def read_leaderboard(path: Path) -> list[float]:
+    """The ``score`` column of a leaderboard CSV, in file (rank) order.
+
+    Floats are parsed exactly (as MLE-bench's round-trip parser does), so medians and thresholds
+    match MLE-bench's to the last digit. Raises TaskError naming the file for a missing
+    file, a Git LFS pointer (the checkout never fetched the real file), a missing ``score``
+    column, or an empty or non-numeric score.
+    """
+    if not path.is_file():
+        raise TaskError(f"leaderboard not found: {path}", hint=LEADERBOARD_HINT)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(LFS_PREFIX))
+    except OSError as exc:
+        raise TaskError(f"cannot read the leaderboard {path}: {exc.strerror}") from None
+    if head.startswith(LFS_PREFIX):
+        raise TaskError(
+            f"{path} is a Git LFS pointer, not the leaderboard itself",
+            hint="run `git lfs pull` in the MLE-bench checkout",
+        )
+    try:
+        frame = _read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise TaskError(f"leaderboard {path} is empty", hint=LEADERBOARD_HINT) from None
+    except (ValueError, OSError) as exc:  # ParserError and UnicodeDecodeError are ValueErrors
+        raise TaskError(
+            f"leaderboard {path} is not a readable CSV: {_one_line(exc)}", hint=LEADERBOARD_HINT
+        ) from None
+    if "score" not in frame.columns:
+        columns = ", ".join(map(str, frame.columns))
+        raise TaskError(
+            f"leaderboard {path} has no 'score' column (its columns: {columns})",
+            hint=LEADERBOARD_HINT,
+        )
+    raw = frame["score"]
+    if raw.empty:
+        raise TaskError(f"leaderboard {path} has no scores", hint=LEADERBOARD_HINT)
+    numeric = pd.to_numeric(raw, errors="coerce")
+    for row, (original, value) in enumerate(zip(raw.tolist(), numeric.tolist(), strict=True)):
+        if not math.isfinite(value):
+            line = row + 2  # 1-based, after the header line
+            what = "is empty" if pd.isna(original) else f"is not a finite number ({original!r})"
+            raise TaskError(f"leaderboard {path}: the score on line {line} {what}")
+    return [float(v) for v in numeric.tolist()]
+
+
+def load_grade_fn(folder: Path, spec: str) -> GradeFn:
+    """The grading function a task folder's ``grader.grade_fn`` names.
+
+    ``spec`` is MLE-bench's ``module.path:function``; module paths may contain hyphens
+    (``mlebench.competitions.spooky-author-identification.grade:grade``), so they are not
+    imported by name: the module's last dotted component names a file in ``folder``
+    (``grade`` → ``<folder>/grade.py``), loaded by path under a fresh module name so two tasks'
+    ``grade.py`` never collide. The file is loaded as a module of a synthetic package rooted at
+    ``folder``, so its relative imports (``from .classes import CLASSES``) find its siblings.
+    Raises TaskError naming the file when it is missing, fails to import, or lacks the function.
+    """
+    module_path, colon, fn_name = spec.rpartition(":")
+    stem = module_path.rsplit(".", 1)[-1]
+    if not colon or not stem or not fn_name:
+        raise TaskError(
+            f"grader.grade_fn {spec!r} in {folder} is not 'module:function'",
+            hint="for example grade_fn: mlebench.competitions.<id>.grade:grade",
+        )
+    path = folder / f"{stem}.py"
+    if not path.is_file():
+        raise TaskError(
+            f"grading module not found: {path} (grader.grade_fn is {spec!r})",
+            hint=f"{stem}.py holds a function {fn_name}(submission, answers) returning the score",
+        )
+    package = f"_podium_grade_{next(_module_ids)}_{_NON_IDENTIFIER.sub('_', folder.name)}"
+    module_name = f"{package}.{stem}"
+    file_spec = importlib.util.spec_from_file_location(module_name, path)
+    if file_spec is None or file_spec.loader is None:
+        raise TaskError(f"cannot load the grading module {path}")
+    parent = types.ModuleType(package)
+    parent.__path__ = [str(folder)]
+    parent.__spec__ = importlib.machinery.ModuleSpec(package, None, is_package=True)
+    module = importlib.util.module_from_spec(file_spec)
+    # Registered before running it: dataclasses and relative imports look modules up by name.
+    sys.modules[package] = parent
+    sys.modules[module_name] = module
+    try:
+        file_spec.loader.exec_module(module)
+    except Exception as exc:
+        _forget_package(package)
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        raise TaskError(
+            f"{path} failed to import: {_one_line(exc)}",
+            hint=f"the grader needs {missing!r}: install it where Podium runs" if missing else None,
+        ) from None
+    fn = getattr(module, fn_name, None)
+    if not callable(fn):
+        _forget_package(package)
+        raise TaskError(
+            f"{path} defines no function {fn_name}() (grader.grade_fn is {spec!r})",
+            hint=f"add def {fn_name}(submission, answers) returning the score",
+        )
+    return cast(GradeFn, fn)
+
+
+def _forget_package(package: str) -> None:
+    """Drop a grading module that failed (and whatever it imported relatively) from sys.modules."""
+    for name in [m for m in list(sys.modules) if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+
+
+# --- grading -------------------------------------------------------------------------------
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, cut to a readable length (messages can embed frames)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(text) > MAX_REASON_CHARS:
+        text = text[: MAX_REASON_CHARS - 1] + "…"
+    return text
+
+
+def _read_answers(answers: Path) -> pd.DataFrame:
+    """The private answers. A problem here is the task's fault, not the submission's, so it
+    raises TaskError instead of quietly marking the submission invalid."""
+    if not answers.is_file():
+        raise TaskError(
+            f"answers not found: {answers}", hint="prepare the task's data again (prepare.py)"
+        )
+    try:
+        return _read_csv(answers)
+    except (ValueError, OSError) as exc:  # EmptyDataError and ParserError are ValueErrors
+        raise TaskError(f"cannot read the answers {answers}: {_one_line(exc)}") from None
+
+
+def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | None, str | None]:
+    """``(round(grade, 5), None)``, or ``(None, reason)`` when the submission is invalid."""
+    answers_df = _read_answers(answers)
+    try:
+        submission_df = _read_csv(submission)
+    except pd.errors.EmptyDataError:
+        submission_df = pd.DataFrame()  # MLE-bench hands an empty file to the grader as empty
+    except Exception as exc:
+        return None, f"cannot read the submission: {_one_line(exc)}"
+    try:
+        result = grade_fn(submission_df, answers_df)
+    except Exception as exc:  # MLE-bench: any grader exception means an invalid submission
+        return None, f"grader rejected the submission: {_one_line(exc)}"
+    try:
+        value = float(result)
+    except (TypeError, ValueError):
+        return None, f"grader returned {type(result).__name__} {str(result)[:80]!r}, not a number"
+    if math.isnan(value):
+        return None, "grader returned NaN"
+    return round(value, 5), None
+
+
+def grade_submission(
+    competition_id: str,
+    submission: Path,
+    answers: Path,
+    grade_fn: GradeFn,
+    leaderboard: Sequence[float],
+    sandboxed: bool | None = None,
+) -> GradeReport:
+    """Grade one submission file as MLE-bench's ``grade_csv`` does.
+
+    The submission exists when ``submission`` is a regular file with a ``.csv`` suffix; it is
+    valid when ``grade_fn(submission_df, answers_df)`` returns a number (rounded to 5 decimals
+    *before* it is compared with the thresholds). A missing, unreadable or rejected submission,
+    or a NaN score, gives ``score=None`` with the reason in ``error``: this function never raises
+    for a bad submission. It raises TaskError only when the task's own answers are unusable.
+    """
+    score: float | None = None
+    error: str | None = None
+    exists = submission.is_file() and submission.suffix.lower() == ".csv"
+    if exists:
+        score, error = _score(submission, answers, grade_fn)
+    elif submission.exists():
+        error = f"{submission} is not a .csv file"
+    else:
+        error = f"no submission at {submission}"
+    ranked = rank_score(score, leaderboard)
+    return GradeReport(
+        competition_id=competition_id,
+        score=score,
+        gold_threshold=ranked["gold_threshold"],
+        silver_threshold=ranked["silver_threshold"],
+        bronze_threshold=ranked["bronze_threshold"],
+        median_threshold=ranked["median_threshold"],
+        any_medal=ranked["gold_medal"] or ranked["silver_medal"] or ranked["bronze_medal"],
+        gold_medal=ranked["gold_medal"],
+        silver_medal=ranked["silver_medal"],
+        bronze_medal=ranked["bronze_medal"],
+        above_median=ranked["above_median"],
+        submission_exists=exists,
+        valid_submission=score is not None,
+        is_lower_better=is_lower_better(leaderboard),
+        created_at=utcnow(),
+        submission_path=str(submission),
+        sandboxed=sandboxed,
+        error=error,
+    )
+
+
+# --- summaries -----------------------------------------------------------------------------
+
+
+def aggregate_reports(reports: Iterable[GradeReport]) -> dict[str, Any]:
+    """Counts over a set of reports, with the field names of MLE-bench's grading summary, and
+    the reports themselves as JSON-ready dicts (``competition_reports``)."""
+    items = list(reports)
+    return {
+        "total_runs": len(items),
+        "total_runs_with_submissions": sum(r.submission_exists for r in items),
+        "total_valid_submissions": sum(r.valid_submission for r in items),
+        "total_medals": sum(r.any_medal for r in items),
+        "total_gold_medals": sum(r.gold_medal for r in items),
+        "total_silver_medals": sum(r.silver_medal for r in items),
+        "total_bronze_medals": sum(r.bronze_medal for r in items),
+        "total_above_median": sum(r.above_median for r in items),
+        "competition_reports": [r.model_dump(mode="json") for r in items],
+    }
+
+
+def seed_summary(
+    reports_by_seed: Mapping[int, Sequence[GradeReport]], task_ids: Sequence[str]
+) -> dict[str, Any]:
+    """The paper's headline numbers: per seed, the percentage of ``task_ids`` with a medal (and
+    likewise gold, silver, bronze, above median, valid submission); across seeds, their mean and
+    standard error of the mean (sample standard deviation, ddof=1, over √seeds).
+
+    The denominator is always ``len(task_ids)``: a task without a report in a seed (a run that
+    crashed or never started) counts as no medal, so failures cannot flatter the result. Reports
+    for tasks outside ``task_ids`` are ignored. ``sem`` is None with a single seed.
+
+    Shape: ``{"n_seeds", "n_tasks", "any_medal": {"per_seed": {seed: pct}, "mean", "sem"},
+    "gold_medal": {...}, ...}``. Raises ValueError for no seeds, no tasks, repeated task ids,
+    or two reports for one task in one seed (picking either would be an unstated choice).
+    """
+    if not reports_by_seed:
+        raise ValueError("no seeds to summarise")
+    if not task_ids:
+        raise ValueError("no tasks to summarise")
+    wanted = set(task_ids)
+    if len(wanted) != len(task_ids):
+        raise ValueError("task_ids repeats a task")
+    per_seed: dict[str, dict[int, float]] = {field: {} for field in SUMMARY_FIELDS}
+    for seed in sorted(reports_by_seed):
+        by_task: dict[str, GradeReport] = {}
+        for report in reports_by_seed[seed]:
+            if report.competition_id not in wanted:
+                continue
+            if report.competition_id in by_task:
+                raise ValueError(f"seed {seed} has two reports for {report.competition_id}")
+            by_task[report.competition_id] = report
+        for field in SUMMARY_FIELDS:
+            hits = sum(bool(getattr(r, field)) for r in by_task.values())
+            per_seed[field][seed] = hits / len(task_ids) * 100
+    summary: dict[str, Any] = {"n_seeds": len(reports_by_seed), "n_tasks": len(task_ids)}
+    for field in SUMMARY_FIELDS:
+        values = list(per_seed[field].values())
+        sem = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
+        summary[field] = {"per_seed": per_seed[field], "mean": statistics.fmean(values), "sem": sem}
+    return summary
