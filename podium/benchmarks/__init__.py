@@ -1,14 +1,29 @@
-"""Benchmarks: where tasks come from (registry-layout folders, benchmark plugins) and how a
-task reference on the command line becomes a :class:`podium.interfaces.Task`."""
+"""Benchmarks: where tasks come from (registry-layout folders, benchmark plugins), how a task
+reference becomes a :class:`podium.interfaces.Task`, and how submissions are graded (exactly as
+MLE-bench grades)."""
 
 from podium.benchmarks.folder import FolderTask, default_data_dir, load_folder_task
+from podium.benchmarks.folder_benchmark import FolderBenchmark
+from podium.benchmarks.grading import (
+    aggregate_reports,
+    grade_submission,
+    medal_thresholds,
+    rank_score,
+    seed_summary,
+)
 from podium.benchmarks.resolve import resolve_task
 from podium.benchmarks.submission_format import check_against_sample
 
 __all__ = [
+    "FolderBenchmark",
     "FolderTask",
+    "aggregate_reports",
     "check_against_sample",
     "default_data_dir",
+    "grade_submission",
     "load_folder_task",
+    "medal_thresholds",
+    "rank_score",
     "resolve_task",
+    "seed_summary",
 ]
