@@ -130,7 +130,8 @@ def load_folder_task(folder: Path, data_dir: Path | None, task_id: str | None = 
     config = read_registry_config(folder)
     tid = task_id or str(config["id"])
     scores = read_scores(folder / "leaderboard.csv")
-    prepared = prepare_data(folder, tid, data_dir or default_data_dir())
+    preparer = str(config.get("preparer") or "prepare:prepare")
+    prepared = prepare_data(folder, tid, data_dir or default_data_dir(), preparer)
     sample = prepared.public / Path(config["dataset"]["sample_submission"]).name
     if not sample.is_file():
         raise TaskError(

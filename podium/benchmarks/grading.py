@@ -16,14 +16,8 @@ inside the sandbox (the answers must not reach the agent).
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import itertools
 import math
-import re
 import statistics
-import sys
-import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +25,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from podium.benchmarks.task_code import load_task_function, one_line
 from podium.errors import TaskError
 from podium.records import GradeReport, utcnow
 
@@ -40,7 +35,6 @@ LEADERBOARD_HINT = (
     "leaderboard.csv holds the private leaderboard with a 'score' column in rank order"
 )
 LFS_PREFIX = b"version https://git-lfs"
-MAX_REASON_CHARS = 300
 
 # The per-seed rates seed_summary reports, named after GradeReport's fields.
 SUMMARY_FIELDS = (
@@ -52,8 +46,6 @@ SUMMARY_FIELDS = (
     "valid_submission",
 )
 
-_module_ids = itertools.count()
-_NON_IDENTIFIER = re.compile(r"\W")
 
 # MLE-bench reads CSVs with pandas' round-trip float parser; pandas 3 parses exactly by default
 # and deprecates the option, so it is only passed to older versions.
@@ -206,7 +198,7 @@ def read_leaderboard(path: Path) -> list[float]:
         raise TaskError(f"leaderboard {path} is empty", hint=LEADERBOARD_HINT) from None
     except (ValueError, OSError) as exc:  # ParserError and UnicodeDecodeError are ValueErrors
         raise TaskError(
-            f"leaderboard {path} is not a readable CSV: {_one_line(exc)}", hint=LEADERBOARD_HINT
+            f"leaderboard {path} is not a readable CSV: {one_line(exc)}", hint=LEADERBOARD_HINT
         ) from None
     if "score" not in frame.columns:
         columns = ", ".join(map(str, frame.columns))
@@ -227,75 +219,12 @@ def read_leaderboard(path: Path) -> list[float]:
 
 
 def load_grade_fn(folder: Path, spec: str) -> GradeFn:
-    """The grading function a task folder's ``grader.grade_fn`` names.
-
-    ``spec`` is MLE-bench's ``module.path:function``; module paths may contain hyphens
-    (``mlebench.competitions.spooky-author-identification.grade:grade``), so they are not
-    imported by name: the module's last dotted component names a file in ``folder``
-    (``grade`` → ``<folder>/grade.py``), loaded by path under a fresh module name so two tasks'
-    ``grade.py`` never collide. The file is loaded as a module of a synthetic package rooted at
-    ``folder``, so its relative imports (``from .classes import CLASSES``) find its siblings.
-    Raises TaskError naming the file when it is missing, fails to import, or lacks the function.
-    """
-    module_path, colon, fn_name = spec.rpartition(":")
-    stem = module_path.rsplit(".", 1)[-1]
-    if not colon or not stem or not fn_name:
-        raise TaskError(
-            f"grader.grade_fn {spec!r} in {folder} is not 'module:function'",
-            hint="for example grade_fn: mlebench.competitions.<id>.grade:grade",
-        )
-    path = folder / f"{stem}.py"
-    if not path.is_file():
-        raise TaskError(
-            f"grading module not found: {path} (grader.grade_fn is {spec!r})",
-            hint=f"{stem}.py holds a function {fn_name}(submission, answers) returning the score",
-        )
-    package = f"_podium_grade_{next(_module_ids)}_{_NON_IDENTIFIER.sub('_', folder.name)}"
-    module_name = f"{package}.{stem}"
-    file_spec = importlib.util.spec_from_file_location(module_name, path)
-    if file_spec is None or file_spec.loader is None:
-        raise TaskError(f"cannot load the grading module {path}")
-    parent = types.ModuleType(package)
-    parent.__path__ = [str(folder)]
-    parent.__spec__ = importlib.machinery.ModuleSpec(package, None, is_package=True)
-    module = importlib.util.module_from_spec(file_spec)
-    # Registered before running it: dataclasses and relative imports look modules up by name.
-    sys.modules[package] = parent
-    sys.modules[module_name] = module
-    try:
-        file_spec.loader.exec_module(module)
-    except Exception as exc:
-        _forget_package(package)
-        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
-        raise TaskError(
-            f"{path} failed to import: {_one_line(exc)}",
-            hint=f"the grader needs {missing!r}: install it where Podium runs" if missing else None,
-        ) from None
-    fn = getattr(module, fn_name, None)
-    if not callable(fn):
-        _forget_package(package)
-        raise TaskError(
-            f"{path} defines no function {fn_name}() (grader.grade_fn is {spec!r})",
-            hint=f"add def {fn_name}(submission, answers) returning the score",
-        )
+    """The grading function a task folder's ``grader.grade_fn`` names (see ``task_code``)."""
+    fn = load_task_function(folder, spec, "grader.grade_fn", "(submission, answers) -> score")
     return cast(GradeFn, fn)
 
 
-def _forget_package(package: str) -> None:
-    """Drop a grading module that failed (and whatever it imported relatively) from sys.modules."""
-    for name in [m for m in list(sys.modules) if m == package or m.startswith(package + ".")]:
-        del sys.modules[name]
-
-
 # --- grading -------------------------------------------------------------------------------
-
-
-def _one_line(exc: BaseException) -> str:
-    """``Type: message`` on one line, cut to a readable length (messages can embed frames)."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    if len(text) > MAX_REASON_CHARS:
-        text = text[: MAX_REASON_CHARS - 1] + "…"
-    return text
 
 
 def _read_answers(answers: Path) -> pd.DataFrame:
@@ -308,7 +237,7 @@ def _read_answers(answers: Path) -> pd.DataFrame:
     try:
         return _read_csv(answers)
     except (ValueError, OSError) as exc:  # EmptyDataError and ParserError are ValueErrors
-        raise TaskError(f"cannot read the answers {answers}: {_one_line(exc)}") from None
+        raise TaskError(f"cannot read the answers {answers}: {one_line(exc)}") from None
 
 
 def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | None, str | None]:
@@ -319,11 +248,11 @@ def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | 
     except pd.errors.EmptyDataError:
         submission_df = pd.DataFrame()  # MLE-bench hands an empty file to the grader as empty
     except Exception as exc:
-        return None, f"cannot read the submission: {_one_line(exc)}"
+        return None, f"cannot read the submission: {one_line(exc)}"
     try:
         result = grade_fn(submission_df, answers_df)
     except Exception as exc:  # MLE-bench: any grader exception means an invalid submission
-        return None, f"grader rejected the submission: {_one_line(exc)}"
+        return None, f"grader rejected the submission: {one_line(exc)}"
     try:
         value = float(result)
     except (TypeError, ValueError):

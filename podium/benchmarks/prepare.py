@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.util
 import logging
 import os
 import shutil
@@ -17,6 +16,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from podium.benchmarks.task_code import load_task_function
 from podium.errors import TaskError
 
 log = logging.getLogger("podium.benchmarks")
@@ -29,7 +29,9 @@ class PreparedData:
     private: Path
 
 
-def prepare_data(folder: Path, task_id: str, data_dir: Path) -> PreparedData:
+def prepare_data(
+    folder: Path, task_id: str, data_dir: Path, preparer: str = "prepare:prepare"
+) -> PreparedData:
     root = data_dir / task_id
     prepared = root / "prepared"
     digest = hashlib.sha256((folder / "prepare.py").read_bytes()).hexdigest()
@@ -44,7 +46,7 @@ def prepare_data(folder: Path, task_id: str, data_dir: Path) -> PreparedData:
     with (root / ".prepare.lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _marker(prepared) != digest:
-            _run_prepare(folder, root, digest)
+            _run_prepare(folder, root, digest, preparer)
     return result
 
 
@@ -55,10 +57,10 @@ def _marker(prepared: Path) -> str | None:
         return None
 
 
-def _run_prepare(folder: Path, root: Path, digest: str) -> None:
+def _run_prepare(folder: Path, root: Path, digest: str, preparer: str) -> None:
     log.warning("preparing the data of %s in %s (first use)", root.name, root / "prepared")
     raw = folder / "raw" if (folder / "raw").is_dir() else root / "raw"
-    prepare = _load_function(folder / "prepare.py", "prepare")
+    prepare = load_task_function(folder, preparer, "preparer", "(raw, public, private) -> None")
     staging = root / f"prepared.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "public").mkdir(parents=True)
@@ -79,20 +81,3 @@ def _run_prepare(folder: Path, root: Path, digest: str) -> None:
         os.replace(root / "prepared", old)
     os.replace(staging, root / "prepared")
     shutil.rmtree(old, ignore_errors=True)
-
-
-def _load_function(path: Path, name: str):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        f"podium_task_{path.parent.name}_{path.stem}", path
-    )
-    if spec is None or spec.loader is None:
-        raise TaskError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise TaskError(f"{path} failed to import: {type(exc).__name__}: {exc}") from None
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise TaskError(f"{path} defines no function {name}()", hint=f"add def {name}(...)")
-    return fn
