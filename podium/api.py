@@ -115,6 +115,8 @@ async def _run(
         info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
                        strategy=parts.strategy.name)  # fmt: skip
         summary_info = _summary_info(cfg, task, parts)
+        log.info("sandbox %s", parts.sandbox.describe())
+        await parts.sandbox.warm_up(rd.root / SANDBOX_SCRATCH, task.public_dir, cfg.workers)
         events = _Events(pm, info, on_node)
         search = Search(rd, journal, parts.search_parts(events), _loop_settings(cfg))
         events.search_summary = lambda: rd.write_json(
@@ -200,6 +202,7 @@ def _resolve(cfg: RunConfig, registry: Registry) -> _Parts:
     )
 
 
+SANDBOX_SCRATCH = ".sandbox"  # kernel slots, on the node directories' filesystem
 GRADE_SUMMARY_FIELDS = ("score", "valid_submission", "any_medal", "above_median", "sandboxed")
 
 
@@ -293,7 +296,8 @@ def _summary_info(cfg: RunConfig, task: Task, parts: _Parts) -> dict[str, Any]:
         "model": cfg.model.name,
         "review_model": cfg.model.review or cfg.model.name,
         "strategy": cfg.search.strategy,
-        "sandbox": cfg.sandbox.name,
+        "sandbox": parts.sandbox.name,
+        "sandbox_detail": parts.sandbox.describe(),
         "sandboxed": parts.sandbox.isolated,
         "seed": cfg.seed,
         "workers": cfg.workers,

@@ -182,6 +182,15 @@ def plugins(plugins: Plugins = None) -> None:
     )
 
 
+def _add_subcommands() -> None:
+    from podium.cli_sandbox import sandbox_app
+
+    app.add_typer(sandbox_app, name="sandbox")
+
+
+_add_subcommands()
+
+
 @app.command()
 def version() -> None:
     """Print Podium's version."""
@@ -199,6 +208,9 @@ def _print_start(run: RunInfo, search: Search) -> None:
         f"task     {run.task_id} ({'lower' if parts.task.lower_is_better else 'higher'} "
         f"is better)   model {run.model}   strategy {run.strategy}"
     )
+    out.print(f"sandbox  {parts.sandbox.describe()}")
+    if parts.sandbox.notice:
+        err.print(f"warning: {parts.sandbox.notice}")
     if not parts.sandbox.isolated:
         err.print(
             f"warning: sandbox {parts.sandbox.name!r} isolates nothing; "

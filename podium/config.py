@@ -19,6 +19,7 @@ import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from podium.errors import ConfigError
+from podium.sandbox import parse_bytes
 from podium.scaffolds import validate_prompt_overrides
 
 ENV_PREFIX = "PODIUM_"
@@ -80,9 +81,37 @@ class ExecSection(Section):
     keep_working: bool = False
 
 
+def _size(value: Any) -> Any:
+    """Check a size ("4G", "512M", bytes) or "none"; keep the text as written."""
+    if value is None or (isinstance(value, str) and value.lower() in ("none", "unlimited")):
+        return value
+    try:
+        parse_bytes(value)
+    except ConfigError:
+        raise ValueError("not a size; write e.g. 4G, 512M or none") from None
+    return value
+
+
+Size = Annotated[str | int | None, BeforeValidator(_size)]
+
+
 class SandboxSection(Section):
-    name: str = "local"
+    name: str = Field("auto", description="auto (bwrap when it works here), bwrap, local")
     python: str | None = Field(None, description="interpreter of the solutions' environment")
+    memory: Size = Field("auto", description='per kernel; "auto": half the RAM, at most 8G')
+    processes: int | None = Field(512, ge=8, description="processes + threads per kernel")
+    cpu_time_s: int | None = Field(None, ge=1, description="CPU seconds per process")
+    workspace_size: Size = Field("20G", description="bytes a node may write to its workspace")
+    tmp_size: Size = "2G"
+    shm_size: Size = "1G"
+    max_message_size: Size = Field("32M", description="one output message past this kills it")
+    warm_pool: bool = Field(True, description="pre-start one kernel per worker")
+    preimports: list[str] = Field(
+        default_factory=lambda: ["numpy", "pandas", "sklearn"],
+        description="imported in pool kernels before a node gets them",
+    )
+    gpus: str | None = Field(None, description='"all" or device indices "0,1"')
+    interrupt_grace_s: float = Field(3.0, ge=0.1)
 
 
 class RunConfig(Section):
@@ -217,7 +246,8 @@ def config_error(
         return ConfigError(f"{key}: unknown key", hint=_did_you_mean(loc, model))
     got = err.get("input")
     got_text = f" (got {got!r})" if isinstance(got, str | int | float | bool) else ""
-    return ConfigError(f"{key}: {err['msg']}{got_text}")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return ConfigError(f"{key}: {msg}{got_text}")
 
 
 def _did_you_mean(parts: list[str], model: type[BaseModel]) -> str | None:

@@ -65,3 +65,7 @@ class ScriptExhaustedError(ModelError):
 
 class SandboxError(PodiumError):
     """The sandbox could not start or drive a kernel (not the solution's own failure)."""
+
+
+class SandboxUnavailable(UserError):
+    """The sandbox asked for cannot work on this machine (bwrap missing, namespaces off)."""

@@ -113,6 +113,18 @@ class Sandbox(ABC):
 
     name: str
     isolated: bool
+    notice: str | None = None  # a warning the run should show (e.g. why ``auto`` fell back)
+
+    def describe(self) -> str:
+        """One line for the run log: the isolation and each limit with how it is enforced."""
+        return self.name
+
+    async def warm_up(self, scratch: Path, input_dir: Path, kernels: int) -> None:  # noqa: B027
+        """Pre-start ``kernels`` kernels for ``input_dir``, with slots under ``scratch``.
+
+        Optional. ``scratch`` is on the same filesystem as the node directories, so outputs
+        can be moved, not copied. Without it, each execution starts a kernel cold.
+        """
 
     @abstractmethod
     async def environment(self) -> EnvironmentInfo:

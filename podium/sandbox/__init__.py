@@ -1,13 +1,36 @@
-"""Sandboxes: run a solution in a fresh Jupyter kernel inside its node workspace."""
+"""Sandboxes: run a solution in a fresh Jupyter kernel, isolated and limited where possible.
 
-from podium.sandbox.kernel import FreshKernels, KernelCommand, ipykernel_argv
+``bwrap`` (bubblewrap + cgroups) is the real one; ``local`` isolates nothing; ``auto`` picks
+bwrap when it works here. ``KernelSandbox`` is the base for a sandbox of one's own: say how to
+launch a kernel for a slot, and get the warm pool, limits on output and time, and the hand-over
+of outputs for free.
+"""
+
+from podium.sandbox.base import Guard, KernelSandbox
+from podium.sandbox.bwrap import BwrapSandbox
+from podium.sandbox.check import CheckLine, bwrap_problem, create_auto, run_checks
+from podium.sandbox.kernel import KernelCommand, ipykernel_argv
+from podium.sandbox.limits import ResourceLimits, format_bytes, parse_bytes
 from podium.sandbox.local import LocalSandbox
+from podium.sandbox.options import SandboxOptions
 from podium.sandbox.output import CappedOutput
+from podium.sandbox.workspace import Slot
 
 __all__ = [
+    "BwrapSandbox",
     "CappedOutput",
-    "FreshKernels",
+    "CheckLine",
+    "Guard",
     "KernelCommand",
+    "KernelSandbox",
     "LocalSandbox",
+    "ResourceLimits",
+    "SandboxOptions",
+    "Slot",
+    "bwrap_problem",
+    "create_auto",
+    "format_bytes",
     "ipykernel_argv",
+    "parse_bytes",
+    "run_checks",
 ]

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 from podium.plugins import SandboxSpec, hookimpl
-from podium.sandbox import local
+from podium.sandbox import bwrap, check, local
 
 
 @hookimpl
 def podium_sandboxes() -> list[SandboxSpec]:
     return [
         SandboxSpec(
+            name="auto",
+            create=check.create_auto,
+            isolated=True,
+            description="bwrap when it works on this machine, else local with a warning",
+        ),
+        SandboxSpec(
+            name="bwrap",
+            create=bwrap.create,
+            isolated=True,
+            description="bubblewrap: no network, read-only system, cgroup/rlimit limits",
+        ),
+        SandboxSpec(
             name="local",
             create=local.create,
             isolated=False,
             description="fresh Jupyter kernel per node, NO isolation (runs are not clean-track)",
-        )
+        ),
     ]

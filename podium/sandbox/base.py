@@ -1,0 +1,175 @@
+"""What every kernel sandbox shares: slots, the warm pool, one kernel per execution, hand-over.
+
+A concrete sandbox says only how to launch a kernel for a slot (``launch``) and may watch it
+while it runs (the ``Guard`` it returns): the bwrap sandbox wraps the kernel in bubblewrap and a
+cgroup; the local one runs it as a plain child process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import sys
+from abc import abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from podium.interfaces import Limits, Sandbox, Workspace
+from podium.records import EnvironmentInfo, ExecResult
+from podium.sandbox.environment import probe_environment
+from podium.sandbox.kernel import KernelCommand, LiveKernel, Reaper, start_kernel
+from podium.sandbox.options import DEFAULT_PREIMPORTS
+from podium.sandbox.pool import KernelPool
+from podium.sandbox.workspace import Slot
+
+PREIMPORT_TIMEOUT_S = 120.0
+
+
+class Guard:
+    """Watches one kernel's resources; the default watches nothing."""
+
+    def started(self, kernel: LiveKernel) -> None:
+        """The kernel is up (its process can now be watched)."""
+
+    async def watch(self) -> str | None:
+        """Why the running kernel must be killed now (a limit was passed), or None."""
+        return None
+
+    def finish(self, result: ExecResult) -> ExecResult:
+        """Add what only the guard knows (peak memory, an OOM kill's reason)."""
+        return result
+
+    def release(self) -> None:
+        """Free what the guard holds (its cgroup); called once the kernel is dead."""
+
+
+@dataclass
+class Prepared:
+    kernel: LiveKernel
+    slot: Slot
+    guard: Guard
+
+
+def _preimport_code(modules: tuple[str, ...]) -> str:
+    """Import modules without binding any name in the solution's namespace."""
+    return (
+        "import importlib as _podium_il\n"
+        f"for _podium_m in {list(modules)!r}:\n"
+        "    try:\n        _podium_il.import_module(_podium_m)\n"
+        "    except Exception:\n        pass\n"
+        "del _podium_il, _podium_m\n"
+    )
+
+
+class KernelSandbox(Sandbox):
+    """Fresh kernel per execution; from the warm pool once ``warm_up`` was called."""
+
+    def __init__(
+        self,
+        python: str | None = None,
+        preimports: tuple[str, ...] = DEFAULT_PREIMPORTS,
+        warm_pool: bool = True,
+    ) -> None:
+        self.python = python or sys.executable
+        self.preimports = preimports
+        self.warm_pool = warm_pool
+        self._environment: EnvironmentInfo | None = None
+        self._pool: KernelPool[Prepared] | None = None
+        self._pool_key: tuple[Path, Path] | None = None
+        self._reaper = Reaper()
+
+    @abstractmethod
+    def launch(self, slot: Slot) -> tuple[KernelCommand, Guard]:
+        """How to start a kernel working in ``slot`` (and what watches it)."""
+
+    async def environment(self) -> EnvironmentInfo:
+        if self._environment is None:
+            self._environment = await probe_environment(self.python)
+        return self._environment
+
+    async def warm_up(self, scratch: Path, input_dir: Path, kernels: int) -> None:
+        if not self.warm_pool or kernels < 1:
+            return
+        if self._pool is not None:
+            await self._pool.aclose()
+        shutil.rmtree(scratch, ignore_errors=True)  # slots a crashed run left behind
+        scratch.mkdir(parents=True, exist_ok=True)
+        self._pool_key = (scratch, input_dir)
+        self._pool = KernelPool(
+            lambda: self._prepare(scratch, input_dir, self.preimports), self._dispose, kernels
+        )
+        self._pool.fill()
+
+    async def execute(self, code: str, workspace: Workspace, limits: Limits) -> ExecResult:
+        prepared = await self._acquire(workspace)
+        kernel, guard = prepared.kernel, prepared.guard
+        try:
+            result = await kernel.execute(
+                code, limits.timeout_s, limits.max_output_bytes, guard.watch
+            )
+            return guard.finish(result)
+        finally:
+            await kernel.kill()
+            self._settle(prepared, workspace)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
+        await self._reaper.aclose()
+
+    # --- internals ------------------------------------------------------------------------
+
+    async def _acquire(self, workspace: Workspace) -> Prepared:
+        key = self._pool_key
+        if self._pool is not None and key is not None and key[1] == workspace.input_dir:
+            prepared = await self._pool.take()
+            if await prepared.kernel.is_alive():
+                return prepared
+            await self._dispose(prepared)
+        scratch = workspace.root / ".podium-slots"
+        scratch.mkdir(parents=True, exist_ok=True)
+        return await self._prepare(scratch, workspace.input_dir, ())
+
+    async def _prepare(self, scratch: Path, input_dir: Path, imports: tuple[str, ...]) -> Prepared:
+        slot = Slot.create(scratch, input_dir)
+        try:
+            command, guard = self.launch(slot)
+        except BaseException:
+            slot.discard()
+            raise
+        try:
+            kernel = await start_kernel(command)
+        except BaseException:
+            guard.release()
+            slot.discard()
+            raise
+        guard.started(kernel)
+        prepared = Prepared(kernel, slot, guard)
+        if imports:
+            await kernel.run_silently(_preimport_code(imports), PREIMPORT_TIMEOUT_S)
+        return prepared
+
+    async def _dispose(self, prepared: Prepared) -> None:
+        await prepared.kernel.kill()
+        await prepared.kernel.cleanup()
+        await asyncio.to_thread(self._release, prepared)
+
+    def _settle(self, prepared: Prepared, workspace: Workspace) -> None:
+        """Outputs into the node dir now (the kernel is dead); the rest in the background."""
+        prepared.slot.hand_over(workspace)
+        prepared.kernel.on_cleanup.append(lambda: self._release(prepared))
+        scratch = workspace.root / ".podium-slots"
+        if prepared.slot.root.parent == scratch:
+            prepared.kernel.on_cleanup.append(lambda: _remove_empty(scratch))
+        self._reaper.clean_up(prepared.kernel)
+
+    @staticmethod
+    def _release(prepared: Prepared) -> None:
+        prepared.guard.release()
+        prepared.slot.discard()
+
+
+def _remove_empty(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.rmdir()
