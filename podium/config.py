@@ -92,13 +92,18 @@ def _size(value: Any) -> Any:
     return value
 
 
+def _memory(value: Any) -> Any:
+    return value if value == "auto" else _size(value)
+
+
 Size = Annotated[str | int | None, BeforeValidator(_size)]
+MemorySize = Annotated[str | int | None, BeforeValidator(_memory)]
 
 
 class SandboxSection(Section):
     name: str = Field("auto", description="auto (bwrap when it works here), bwrap, local")
     python: str | None = Field(None, description="interpreter of the solutions' environment")
-    memory: Size = Field("auto", description='per kernel; "auto": half the RAM, at most 8G')
+    memory: MemorySize = Field("auto", description='per kernel; "auto": half the RAM, at most 8G')
     processes: int | None = Field(512, ge=8, description="processes + threads per kernel")
     cpu_time_s: int | None = Field(None, ge=1, description="CPU seconds per process")
     workspace_size: Size = Field("20G", description="bytes a node may write to its workspace")

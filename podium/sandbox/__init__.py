@@ -7,8 +7,8 @@ of outputs for free.
 """
 
 from podium.sandbox.base import Guard, KernelSandbox
-from podium.sandbox.bwrap import BwrapSandbox
-from podium.sandbox.check import CheckLine, bwrap_problem, create_auto, run_checks
+from podium.sandbox.bwrap import BwrapSandbox, bwrap_problem
+from podium.sandbox.check import CheckLine, create_auto, run_checks
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
 from podium.sandbox.limits import ResourceLimits, format_bytes, parse_bytes
 from podium.sandbox.local import LocalSandbox

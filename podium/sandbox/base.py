@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import shutil
 import sys
+import time
 from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,8 +103,10 @@ class KernelSandbox(Sandbox):
         self._pool.fill()
 
     async def execute(self, code: str, workspace: Workspace, limits: Limits) -> ExecResult:
+        asked = time.perf_counter()
         prepared = await self._acquire(workspace)
         kernel, guard = prepared.kernel, prepared.guard
+        kernel.start_s = time.perf_counter() - asked  # what the node waited, pooled or not
         try:
             result = await kernel.execute(
                 code, limits.timeout_s, limits.max_output_bytes, guard.watch
@@ -117,6 +120,8 @@ class KernelSandbox(Sandbox):
         if self._pool is not None:
             await self._pool.aclose()
         await self._reaper.aclose()
+        if self._pool_key is not None:
+            _remove_empty(self._pool_key[0])
 
     # --- internals ------------------------------------------------------------------------
 
@@ -147,7 +152,11 @@ class KernelSandbox(Sandbox):
         guard.started(kernel)
         prepared = Prepared(kernel, slot, guard)
         if imports:
-            await kernel.run_silently(_preimport_code(imports), PREIMPORT_TIMEOUT_S)
+            try:
+                await kernel.run_silently(_preimport_code(imports), PREIMPORT_TIMEOUT_S)
+            except BaseException:
+                await self._dispose(prepared)
+                raise
         return prepared
 
     async def _dispose(self, prepared: Prepared) -> None:

@@ -24,7 +24,7 @@ from podium.errors import SandboxError, SandboxUnavailable
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import cgroups
 from podium.sandbox.base import Guard, KernelSandbox
-from podium.sandbox.bwrap_command import WORKSPACE, BwrapLayout, bwrap_argv
+from podium.sandbox.bwrap_command import ISOLATION_FLAGS, WORKSPACE, BwrapLayout, bwrap_argv
 from podium.sandbox.kernel import KernelCommand, LiveKernel, ipykernel_argv
 from podium.sandbox.limits import (
     ResourceLimits,
@@ -250,8 +250,36 @@ def describe_limits(limits: ResourceLimits, support: cgroups.CgroupSupport) -> l
     return [memory, procs, cpu, disk, tmp, "no network"]
 
 
+def bwrap_problem(bwrap: str | None = None) -> str | None:
+    """Why bubblewrap cannot isolate here (one line), or None when it can."""
+    found = bwrap or shutil.which("bwrap")
+    if found is None:
+        return "bubblewrap is not installed (apt install bubblewrap)"
+    argv = [found, *ISOLATION_FLAGS, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+            "--", "/bin/true"]  # fmt: skip
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not run: {exc}"
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no message"
+        hint = ""
+        if "namespace" in err.lower() or "permission" in err.lower():
+            hint = " (user namespaces disabled? check sysctl user.max_user_namespaces)"
+        return f"bwrap fails: {err}{hint}"
+    return None
+
+
 def create(options: Mapping[str, Any]) -> BwrapSandbox:
+    """``--sandbox bwrap`` asked for isolation: refuse to start without it."""
+    if problem := bwrap_problem():
+        raise SandboxUnavailable(
+            f"the bwrap sandbox cannot run here: {problem}",
+            hint="see `podium sandbox check`, or use --sandbox local",
+        )
     return BwrapSandbox(SandboxOptions.from_config(options))
 
 
-__all__ = ["WORKSPACE", "BwrapSandbox", "create", "describe_limits", "python_paths"]
+__all__ = [
+    "WORKSPACE", "BwrapSandbox", "bwrap_problem", "create", "describe_limits", "python_paths",
+]  # fmt: skip

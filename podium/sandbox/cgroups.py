@@ -114,7 +114,7 @@ class KernelCgroup:
     def __init__(self, support: CgroupSupport, memory_bytes: int | None, max_pids: int | None):
         self.version = support.version
         name = f"podium-{os.getpid()}-{next(_counter)}"
-        self.memory = support.memory / name if support.memory and memory_bytes else None
+        self.memory = support.memory / name if support.memory else None  # peak even unlimited
         self.pids = support.pids / name if support.pids and max_pids else None
         self.memory_bytes = memory_bytes
         for group in {g for g in (self.memory, self.pids) if g is not None}:

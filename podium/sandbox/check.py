@@ -7,7 +7,6 @@ version numbers.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,8 +18,8 @@ from typing import Any
 from podium.errors import SandboxError
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.sandbox import cgroups
-from podium.sandbox.bwrap import BwrapSandbox, describe_limits
-from podium.sandbox.bwrap_command import ISOLATION_FLAGS, gpu_devices
+from podium.sandbox.bwrap import BwrapSandbox, bwrap_problem, describe_limits
+from podium.sandbox.bwrap_command import gpu_devices
 from podium.sandbox.local import LocalSandbox
 from podium.sandbox.options import SandboxOptions
 
@@ -30,26 +29,6 @@ class CheckLine:
     name: str
     ok: bool
     detail: str
-
-
-def bwrap_problem(bwrap: str | None = None) -> str | None:
-    """Why bubblewrap cannot isolate here (one line), or None when it can."""
-    found = bwrap or shutil.which("bwrap")
-    if found is None:
-        return "bubblewrap is not installed (apt install bubblewrap)"
-    argv = [found, *ISOLATION_FLAGS, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
-            "--", "/bin/true"]  # fmt: skip
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"bwrap could not run: {exc}"
-    if proc.returncode != 0:
-        err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no message"
-        hint = ""
-        if "namespace" in err.lower() or "permission" in err.lower():
-            hint = " (user namespaces disabled? check sysctl user.max_user_namespaces)"
-        return f"bwrap fails: {err}{hint}"
-    return None
 
 
 async def _kernel_line(options: SandboxOptions) -> CheckLine:

@@ -172,8 +172,13 @@ async def start_kernel(command: KernelCommand) -> LiveKernel:
             stderr=subprocess.DEVNULL,
             preexec_fn=_preexec(command.preexec),
         )
-    except Exception as exc:
-        raise SandboxError(f"kernel failed to start: {type(exc).__name__}: {exc}") from exc
+    except BaseException as exc:  # cancelled or failed: never leave a launched process behind
+        with contextlib.suppress(Exception):
+            if km.has_kernel:
+                await km.shutdown_kernel(now=True)
+        if isinstance(exc, Exception):
+            raise SandboxError(f"kernel failed to start: {type(exc).__name__}: {exc}") from exc
+        raise
     client = km.client()
     kernel = LiveKernel(km, client, command, 0.0)
     try:

@@ -40,12 +40,14 @@ class KernelPool(Generic[T]):
         return await task
 
     async def aclose(self) -> None:
+        """Stop every pre-started item, letting those still starting finish first.
+
+        Cancelling a start half-way could orphan a process that was launched but not yet
+        handed back, so starts are awaited (a few seconds at most), then stopped.
+        """
         self._closed = True
         tasks = list(self._ready)
         self._ready.clear()
         for task in tasks:
-            if not task.done():
-                task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
+            with contextlib.suppress(Exception):
                 await self._stop(await task)

@@ -34,7 +34,7 @@ def test_the_default_run_searches_with_no_key_and_ends_graded(
     assert set(report) >= REPORT_FIELDS
     assert report["competition_id"] == "mini/titanic"
     assert report["valid_submission"] is True and report["submission_exists"] is True
-    assert report["sandboxed"] is False
+    assert report["sandboxed"] is True  # auto picked bwrap: CI installs bubblewrap
     assert 0.7 < report["score"] <= 1.0
     assert report["score"] == round(report["score"], 5)
     summary = json.loads((out / "summary.json").read_text())
@@ -42,7 +42,9 @@ def test_the_default_run_searches_with_no_key_and_ends_graded(
     assert summary["buggy_nodes"] == 0
     assert "score: " in run.stdout and "on the private answers" in run.stdout
     assert "thresholds: gold >= 0.83254, silver >= 0.82057, bronze >= 0.80383" in run.stdout
-    assert "not clean-track" in run.stdout
+    assert "sandbox  bwrap: memory" in run.stdout
+    assert "not clean-track" not in run.stdout
+    assert summary["sandbox"] == "bwrap" and summary["sandboxed"] is True
 
 
 def test_grade_reports_valid_and_malformed_submissions(

@@ -55,7 +55,8 @@ def test_run_writes_the_run_dir_contract(tmp_path: Path, data_dir: Path) -> None
     assert summary["best_metric"] == 0.95
     assert summary["stop_reason"] == "steps"
     assert summary["status"] == "finished"
-    assert summary["sandboxed"] is False
+    assert summary["sandboxed"] is True and summary["sandbox"] == "bwrap"
+    assert "memory" in summary["sandbox_detail"]
     assert summary["versions"]["podium"] == podium.__version__
     meta = dict(sqlite3.connect(out / "journal.sqlite").execute("SELECT key, value FROM meta"))
     assert meta["schema_version"] == "1" and meta["podium_version"] == podium.__version__

@@ -233,6 +233,7 @@ def test_interrupt_marks_the_node_and_resume_finishes(
     proc = podium_popen(
         "run", str(TOY_TASK), "--model", f"scripted:{script}", "--steps", "3",
         "-o", "search.num_drafts=3", "--out", str(out), "--data-dir", str(data_dir),
+        "--sandbox", "local",  # the held solution watches a file on the host
     )  # fmt: skip
     _wait_for(lambda: _node_state(out, 2) == NodeState.EXECUTING.value, proc)
     time.sleep(0.5)  # let the kernel start running the held solution

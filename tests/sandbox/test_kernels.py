@@ -1,4 +1,5 @@
-"""The ``local`` sandbox with real Jupyter kernels: capture, workspace, failures, limits."""
+"""Both kernel sandboxes (``local`` and ``bwrap``) with real kernels: capture, workspace,
+failures, time and output limits. Escapes and resource attacks are in test_attacks.py."""
 
 from __future__ import annotations
 
@@ -14,13 +15,23 @@ import pytest
 
 from podium.interfaces import Limits, Workspace
 from podium.records import ExecResult, ExecStatus
-from podium.sandbox import LocalSandbox
+from podium.sandbox import BwrapSandbox, KernelSandbox, LocalSandbox, SandboxOptions
 
 pytestmark = pytest.mark.slow
 
 GRACE_S = 1.0
 # Allowance for a kernel start plus scheduling on a slow, busy 2-core CI machine.
 SLACK_S = 10.0
+
+
+@pytest.fixture(params=["local", "bwrap"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def make_sandbox(kind: str) -> KernelSandbox:
+    options = SandboxOptions(interrupt_grace_s=GRACE_S, preimports=(), warm_pool=False)
+    return BwrapSandbox(options) if kind == "bwrap" else LocalSandbox(options)
 
 
 @pytest.fixture
@@ -31,11 +42,24 @@ def workspace(tmp_path: Path) -> Workspace:
     return Workspace(root=tmp_path / "node", input_dir=data)
 
 
-def run(code: str, ws: Workspace, timeout_s: float = 60.0, max_output_bytes: int = 256 * 1024):
+def run(
+    code: str,
+    ws: Workspace,
+    kind: str = "local",
+    timeout_s: float = 60.0,
+    max_output_bytes: int = 256 * 1024,
+) -> tuple[ExecResult, float]:
     """Execute ``code`` in a fresh kernel; returns the result and the wall-clock seconds."""
-    sandbox = LocalSandbox(interrupt_grace_s=GRACE_S)
+    sandbox = make_sandbox(kind)
+
+    async def go() -> ExecResult:
+        try:
+            return await sandbox.execute(code, ws, Limits(timeout_s, max_output_bytes))
+        finally:
+            await sandbox.aclose()
+
     t0 = time.perf_counter()
-    result = asyncio.run(sandbox.execute(code, ws, Limits(timeout_s, max_output_bytes)))
+    result = asyncio.run(go())
     return result, time.perf_counter() - t0
 
 
@@ -61,7 +85,9 @@ def wait_gone(pid: int, within_s: float = 5.0) -> bool:
     return process_gone(pid)
 
 
-def test_output_at_every_level_is_captured_and_runs_in_the_workspace(workspace: Workspace) -> None:
+def test_output_at_every_level_is_captured_and_runs_in_the_workspace(
+    workspace: Workspace, kind: str
+) -> None:
     code = """
 import os, subprocess, sys
 print("from-print")
@@ -69,22 +95,23 @@ os.write(1, b"from-os-write\\n")
 subprocess.run(["echo", "from-echo"], check=True)
 print("from-stderr", file=sys.stderr)
 print("CWD", os.getcwd())
-print("INPUT_IS_LINK", os.path.islink("input"), os.path.realpath("input"))
 print("DATA", open("input/train.csv").read().splitlines()[-1])
 print("DIRS", os.path.isdir("working"), os.path.isdir("submission"))
 with open("submission/submission.csv", "w") as f:
     f.write("id,y\\n1,1\\n")
 """
-    result, _ = run(code, workspace)
+    result, _ = run(code, workspace, kind)
     assert result.status is ExecStatus.OK, result.output
     out = result.output
     for line in ("from-print", "from-os-write", "from-echo", "from-stderr"):
         assert line in out
-    assert f"CWD {workspace.root.resolve()}\n" in out
-    assert f"INPUT_IS_LINK True {workspace.input_dir.resolve()}\n" in out
+    if kind == "bwrap":
+        assert "CWD /workspace\n" in out
     assert "DATA 2,1\n" in out
     assert "DIRS True True\n" in out
     assert (workspace.root / "submission" / "submission.csv").read_text() == "id,y\n1,1\n"
+    assert (workspace.root / "working").is_dir()
+    assert not (workspace.root / "input").exists()  # the data is never copied into the node
     assert not result.timed_out
     assert result.error_name is None
     assert result.output_bytes == len(out.encode())
@@ -93,9 +120,9 @@ with open("submission/submission.csv", "w") as f:
     assert ExecResult.model_validate_json(result.model_dump_json()) == result
 
 
-def test_an_exception_is_reported_without_colour_codes(workspace: Workspace) -> None:
+def test_an_exception_is_reported_without_colour_codes(workspace: Workspace, kind: str) -> None:
     code = "print('before the error')\ndef inner():\n    raise ValueError('boom 42')\ninner()\n"
-    result, _ = run(code, workspace)
+    result, _ = run(code, workspace, kind)
     assert result.status is ExecStatus.ERROR
     assert result.failed
     assert result.error_name == "ValueError"
@@ -110,20 +137,20 @@ def test_an_exception_is_reported_without_colour_codes(workspace: Workspace) -> 
     assert not result.timed_out
 
 
-def test_each_execute_gets_a_fresh_kernel(workspace: Workspace) -> None:
-    first, _ = run("leftover = 41\nprint(leftover + 1)", workspace)
+def test_each_execute_gets_a_fresh_kernel(workspace: Workspace, kind: str) -> None:
+    first, _ = run("leftover = 41\nprint(leftover + 1)", workspace, kind)
     assert first.status is ExecStatus.OK
     assert "42" in first.output
-    second, _ = run("print(leftover)", workspace)
+    second, _ = run("print(leftover)", workspace, kind)
     assert second.status is ExecStatus.ERROR
     assert second.error_name == "NameError"
     assert "leftover" in (second.error_value or "")
 
 
-def test_a_sleep_past_the_deadline_times_out(workspace: Workspace) -> None:
+def test_a_sleep_past_the_deadline_times_out(workspace: Workspace, kind: str) -> None:
     timeout = 1.0
     code = "import time\nprint('started', flush=True)\ntime.sleep(60)\nprint('af' + 'ter')"
-    result, wall = run(code, workspace, timeout_s=timeout)
+    result, wall = run(code, workspace, kind, timeout_s=timeout)
     assert result.status is ExecStatus.TIMEOUT
     assert result.timed_out
     assert result.error_name == "TimeoutError"
@@ -134,7 +161,7 @@ def test_a_sleep_past_the_deadline_times_out(workspace: Workspace) -> None:
     assert wall < timeout + SLACK_S
 
 
-def test_code_that_ignores_sigint_is_killed(workspace: Workspace) -> None:
+def test_code_that_ignores_sigint_is_killed(workspace: Workspace, kind: str) -> None:
     timeout = 1.0
     code = (
         "import signal, time\n"
@@ -143,7 +170,7 @@ def test_code_that_ignores_sigint_is_killed(workspace: Workspace) -> None:
         "while True:\n"
         "    time.sleep(0.05)\n"
     )
-    result, wall = run(code, workspace, timeout_s=timeout)
+    result, wall = run(code, workspace, kind, timeout_s=timeout)
     assert result.status is ExecStatus.TIMEOUT
     assert result.timed_out
     assert result.killed_reason is not None
@@ -153,9 +180,9 @@ def test_code_that_ignores_sigint_is_killed(workspace: Workspace) -> None:
     assert wall < timeout + GRACE_S + SLACK_S
 
 
-def test_a_kernel_that_exits_is_detected_promptly(workspace: Workspace) -> None:
+def test_a_kernel_that_exits_is_detected_promptly(workspace: Workspace, kind: str) -> None:
     code = "import os\nprint('about to exit', flush=True)\nos._exit(1)"
-    result, wall = run(code, workspace, timeout_s=120.0)
+    result, wall = run(code, workspace, kind, timeout_s=120.0)
     assert result.status is ExecStatus.DIED
     assert result.failed
     assert not result.timed_out
@@ -164,9 +191,9 @@ def test_a_kernel_that_exits_is_detected_promptly(workspace: Workspace) -> None:
     assert wall < SLACK_S
 
 
-def test_output_over_the_limit_is_truncated_head_and_tail(workspace: Workspace) -> None:
+def test_output_over_the_limit_is_truncated_head_and_tail(workspace: Workspace, kind: str) -> None:
     code = "print('START' + 'x' * 200_000 + 'END')"
-    result, _ = run(code, workspace, max_output_bytes=10_000)
+    result, _ = run(code, workspace, kind, max_output_bytes=10_000)
     assert result.status is ExecStatus.OK
     assert result.output_truncated
     assert result.output_bytes == len("START") + 200_000 + len("END\n")
@@ -176,7 +203,7 @@ def test_output_over_the_limit_is_truncated_head_and_tail(workspace: Workspace) 
     assert len(result.output.encode()) < 10_000 + 100
 
 
-def test_host_secrets_and_children_do_not_leak(
+def test_local_host_secrets_and_children_do_not_leak(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secrets = {
@@ -193,7 +220,7 @@ print("CHILD", child.pid)
 print("NAMES", sorted(os.environ))
 print("VALUES", sorted(os.environ.values()))
 """
-    result, _ = run(code, workspace)
+    result, _ = run(code, workspace, kind)
     assert result.status is ExecStatus.OK, result.output
     for name, value in secrets.items():
         assert name not in result.output
@@ -208,8 +235,8 @@ print("VALUES", sorted(os.environ.values()))
             os.kill(pid, 9)
 
 
-def test_environment_reports_python_and_data_science_packages() -> None:
-    env = asyncio.run(LocalSandbox().environment())
+def test_environment_reports_python_and_data_science_packages(kind: str) -> None:
+    env = asyncio.run(make_sandbox(kind).environment())
     assert env.python_version == platform.python_version()
     for dist in ("numpy", "pandas", "scikit-learn"):
         assert env.packages.get(dist) == importlib.metadata.version(dist)

@@ -1,0 +1,457 @@
+"""What running a solution costs per node: a fresh process, a cold kernel, or a warm-pool kernel.
+
+Two snippets, each run ``--repeats`` times in every configuration, medians reported:
+
+    print      ``print(1)``: the bare cost of the mechanism
+    sklearn    import pandas + scikit-learn, fit a LogisticRegression on 2000x20 random data
+
+Configurations:
+
+    (a)  fresh ``python`` process per node: the snippet written to a file and run with
+         ``subprocess.run([sys.executable, file])`` (what AIDE does)
+    (b)  fresh bwrap-sandboxed kernel per node, cold (``warm_pool=False``, no warm_up)
+    (b') fresh UNsandboxed kernel per node, cold (``LocalSandbox``, ``warm_pool=False``):
+         (b) - (b') is bubblewrap's own start cost
+    (c)  bwrap kernel from the warm pool (``warm_up(kernels=1)``, default pre-imports); the
+         pool is ready before the first node and refills between nodes (as it does while the
+         model writes the next solution); wall time is what the caller of ``execute`` waits
+
+Wall time per node is measured around the call (``execute`` or ``subprocess.run``). CPU per
+node is what the machine spends for it, this process included, over the whole series divided
+by the number of nodes: for the pool that counts every kernel it started, the one left in the
+pool after the last node too (warm_up's kernel + one refill per node, killed at aclose).
+
+CPU accounting. ``RUSAGE_SELF`` covers this process (event loop, ZMQ). ``RUSAGE_CHILDREN``
+covers (a) exactly, and the local kernels of (b'), which Podium kills and then reaps. It does
+NOT see a bwrap kernel: the kernel runs as a child of bwrap's pid-namespace init, and when
+that init is killed the Linux kernel reaps the namespace's processes itself (SIGCHLD ignored),
+so their CPU time is accounted to nobody. So every kernel's process tree (the launched process
+and all its descendants, utime + stime + children's times from /proc/<pid>/stat) is read just
+before Podium sends it SIGKILL (``LiveKernel.kill`` is wrapped here), and the sandboxed
+configurations count ``RUSAGE_SELF`` + those trees. For (b') both methods apply; the JSON
+carries both, as a check of the /proc one. Resolution: 1/CLK_TCK (10 ms) per process.
+
+Other load on the machine distorts every figure; the CPU that other processes used during the
+measured series (machine busy time from /proc/stat minus this benchmark's own) is printed.
+
+Targets: (c) >= 10x faster than (a) in wall time on the sklearn snippet; (b) within 100 ms of
+(b') in median kernel start.
+
+Usage:  .venv/bin/python perf/sandbox_overhead.py [--repeats 7] [--json perf/results/sandbox.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import podium  # noqa: E402
+from podium.interfaces import Limits, Workspace  # noqa: E402
+from podium.sandbox import BwrapSandbox, KernelSandbox, LocalSandbox, SandboxOptions  # noqa: E402
+from podium.sandbox.kernel import LiveKernel  # noqa: E402
+from podium.sandbox.options import DEFAULT_PREIMPORTS, limits_from_config  # noqa: E402
+
+SNIPPETS = {
+    "print": "print(1)\n",
+    "sklearn": (
+        "import numpy as np\n"
+        "import pandas as pd\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = pd.DataFrame(rng.normal(size=(2000, 20)))\n"
+        "y = (X[0] + X[1] + 0.5 * rng.normal(size=2000) > 0).astype(int)\n"
+        "model = LogisticRegression(max_iter=1000).fit(X, y)\n"
+        'print(f"accuracy {model.score(X, y):.4f}")\n'
+    ),
+}
+EXPECTED = {"print": "1", "sklearn": "accuracy "}
+SNIPPET_TITLES = {"print": "`print(1)`", "sklearn": "pandas + sklearn fit"}
+CONFIGS = {
+    "a": "(a) fresh `python` process per node",
+    "b": "(b) fresh bwrap kernel per node, cold",
+    "b'": "(b') fresh plain kernel per node, cold (local)",
+    "c": "(c) bwrap kernel from the warm pool",
+}
+LIMITS = Limits(timeout_s=120)
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# --- CPU accounting -----------------------------------------------------------------------------
+
+
+def _rusage() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy (all cores; not idle, not iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / CLK_TCK
+
+
+def tree_cpu_s(root: int) -> float:
+    """CPU seconds of ``root`` and every descendant, each with the times of its reaped children."""
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        rest = stat.rsplit(")", 1)[1].split()  # rest[0] is the state, field 3 of stat
+        pid = int(entry.name)
+        parent[pid] = int(rest[1])
+        cpu[pid] = sum(int(v) for v in rest[11:15]) / CLK_TCK  # utime stime cutime cstime
+    total = 0.0
+    for pid, seconds in cpu.items():
+        p = pid
+        while p > 1 and p != root:
+            p = parent.get(p, 0)
+        if p == root:
+            total += seconds
+    return total
+
+
+@dataclass
+class KillLedger:
+    """CPU of each kernel's process tree, read just before Podium SIGKILLs it."""
+
+    kernels: list[LiveKernel] = field(default_factory=list)
+    seen: dict[int, float] = field(default_factory=dict)  # id(kernel) -> CPU seconds
+
+    def record(self, kernel: LiveKernel) -> None:
+        process = getattr(kernel.km.provisioner, "process", None)
+        pid = getattr(process, "pid", None)
+        if pid is None or (process is not None and process.poll() is not None):
+            return  # already dead (a second kill): the first reading stands
+        seconds = tree_cpu_s(pid)
+        if id(kernel) not in self.seen:
+            self.kernels.append(kernel)  # keeps it alive, so its id stays unique
+        self.seen[id(kernel)] = max(self.seen.get(id(kernel), 0.0), seconds)
+
+    def total(self) -> float:
+        return sum(self.seen.values())
+
+
+LEDGER = KillLedger()
+
+
+def _account_kills() -> None:
+    original = LiveKernel.kill
+
+    async def kill(self: LiveKernel) -> None:
+        LEDGER.record(self)
+        await original(self)
+
+    LiveKernel.kill = kill  # type: ignore[method-assign]
+
+
+# --- the configurations -------------------------------------------------------------------------
+
+
+@dataclass
+class Series:
+    config: str
+    snippet: str
+    wall_s: list[float] = field(default_factory=list)
+    kernel_start_s: list[float] = field(default_factory=list)
+    cpu_self_s: float = 0.0
+    cpu_children_rusage_s: float = 0.0
+    cpu_kernel_trees_s: float | None = None
+    series_wall_s: float = 0.0
+    other_processes_cpu_s: float = 0.0
+
+    @property
+    def cpu_total_s(self) -> float:
+        kids = self.cpu_children_rusage_s
+        if self.cpu_kernel_trees_s is not None:
+            kids = self.cpu_kernel_trees_s
+        return self.cpu_self_s + kids
+
+    @property
+    def cpu_per_node_s(self) -> float:
+        return self.cpu_total_s / len(self.wall_s)
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "wall_ms": {
+                "median": round(statistics.median(self.wall_s) * 1000, 1),
+                "min": round(min(self.wall_s) * 1000, 1),
+                "max": round(max(self.wall_s) * 1000, 1),
+            },
+            "cpu_per_node_s": round(self.cpu_per_node_s, 3),
+            "cpu_self_s": round(self.cpu_self_s, 3),
+            "cpu_children_rusage_s": round(self.cpu_children_rusage_s, 3),
+            "series_wall_s": round(self.series_wall_s, 2),
+            "other_processes_cpu_s": round(self.other_processes_cpu_s, 2),
+        }
+        if self.cpu_kernel_trees_s is not None:
+            out["cpu_kernel_trees_s"] = round(self.cpu_kernel_trees_s, 3)
+        if self.kernel_start_s:
+            out["kernel_start_ms_median"] = round(statistics.median(self.kernel_start_s) * 1000, 1)
+        return out
+
+
+class Meter:
+    """CPU and machine-busy deltas over one series."""
+
+    def __enter__(self) -> Meter:
+        self.rusage0, self.kills0 = _rusage(), LEDGER.total()
+        self.busy0, self.t0 = machine_busy_s(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        own, kids = _rusage()
+        self.self_s, self.children_s = own - self.rusage0[0], kids - self.rusage0[1]
+        self.kernel_trees_s = LEDGER.total() - self.kills0
+        self.busy_s = machine_busy_s() - self.busy0
+        self.wall_s = time.perf_counter() - self.t0
+
+
+def run_process(snippet: str, node: Path) -> float:
+    node.mkdir(parents=True)
+    script = node / "solution.py"
+    script.write_text(snippet)
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=node, capture_output=True, text=True, timeout=120
+    )
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"solution failed:\n{done.stderr[-2000:]}")
+    return wall
+
+
+async def settle(sb: KernelSandbox) -> None:
+    """Let the pool refill and the killed kernels be reaped (what happens while the model
+    writes the next solution). Reads the sandbox's internals: this is a measurement script."""
+    pool = sb._pool
+    if pool is not None:
+        await asyncio.gather(*pool._ready)
+    await asyncio.gather(*sb._reaper._tasks, return_exceptions=True)
+
+
+async def run_kernel(
+    sb: KernelSandbox, snippet: str, node: Path, inputs: Path
+) -> tuple[float, Any]:
+    node.mkdir(parents=True)
+    t0 = time.perf_counter()
+    result = await sb.execute(snippet, Workspace(root=node, input_dir=inputs), LIMITS)
+    wall = time.perf_counter() - t0
+    if result.failed:
+        raise RuntimeError(f"solution failed: {result.status}\n{result.output[-2000:]}")
+    return wall, result
+
+
+def make_sandbox(config: str, preimports: tuple[str, ...] = DEFAULT_PREIMPORTS) -> KernelSandbox:
+    """The limits a run gets when its config says nothing (memory "auto": a memory cgroup)."""
+    limits = limits_from_config({})
+    if config == "b":
+        return BwrapSandbox(SandboxOptions(limits=limits, warm_pool=False))
+    if config == "b'":
+        return LocalSandbox(SandboxOptions(limits=limits, warm_pool=False))
+    return BwrapSandbox(SandboxOptions(limits=limits, preimports=preimports))  # (c)
+
+
+async def measure_series(
+    config: str, name: str, repeats: int, base: Path, preimports: tuple[str, ...]
+) -> Series:
+    series = Series(config, name)
+    snippet, inputs = SNIPPETS[name], base / "input"
+    nodes = base / "nodes" / f"{config.replace(chr(39), 'p')}-{name}"
+    with Meter() as meter:
+        if config == "a":
+            for i in range(repeats):
+                series.wall_s.append(run_process(snippet, nodes / str(i)))
+        else:
+            sb = make_sandbox(config, preimports)
+            if config == "c":
+                await sb.warm_up(base / "scratch", inputs, kernels=1)
+                await settle(sb)  # the pool is ready before the first node
+            for i in range(repeats):
+                wall, result = await run_kernel(sb, snippet, nodes / str(i), inputs)
+                if EXPECTED[name] not in result.output:
+                    raise RuntimeError(f"unexpected output: {result.output!r}")
+                series.wall_s.append(wall)
+                if config != "c":
+                    series.kernel_start_s.append(result.kernel_start_s)
+                await settle(sb)
+            await sb.aclose()  # kills the pool's spare kernel: part of the series' cost
+    series.cpu_self_s, series.cpu_children_rusage_s = meter.self_s, meter.children_s
+    if config != "a":
+        series.cpu_kernel_trees_s = meter.kernel_trees_s
+    series.series_wall_s = meter.wall_s
+    own = meter.self_s + max(meter.children_s, meter.kernel_trees_s)
+    series.other_processes_cpu_s = max(0.0, meter.busy_s - own)
+    return series
+
+
+async def warm_caches(base: Path) -> None:
+    """One untimed run of everything: page cache, the bwrap sandbox's interpreter probe."""
+    for name, snippet in SNIPPETS.items():
+        run_process(snippet, base / "warm" / f"a-{name}")
+    for config in ("b", "b'"):
+        sb = make_sandbox(config)
+        await run_kernel(sb, SNIPPETS["sklearn"], base / "warm" / f"{config}-k", base / "input")
+        await sb.aclose()
+
+
+async def measure(repeats: int, preimports: tuple[str, ...]) -> list[Series]:
+    with tempfile.TemporaryDirectory(prefix="podium-sbo-") as tmp:
+        base = Path(tmp)
+        (base / "input").mkdir()
+        (base / "input" / "train.csv").write_text("x,y\n1,0\n")
+        await warm_caches(base)
+        out = []
+        for name in SNIPPETS:
+            for config in CONFIGS:
+                print(f"measuring {config} {name} ...", file=sys.stderr, flush=True)
+                out.append(await measure_series(config, name, repeats, base, preimports))
+        return out
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    bwrap = shutil.which("bwrap")
+    bwrap_version = "none"
+    if bwrap:
+        bwrap_version = subprocess.run([bwrap, "--version"], capture_output=True, text=True)
+        bwrap_version = bwrap_version.stdout.strip()
+    return {
+        "cpu": cpu,
+        "nproc": len(os.sched_getaffinity(0)),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "podium": podium.__version__,
+        "bwrap": bwrap_version,
+        "bwrap_limits": make_sandbox("b").describe(),
+        "loadavg_at_start": Path("/proc/loadavg").read_text().split()[:3],
+    }
+
+
+def evaluate(by: Callable[[str, str], Series]) -> list[dict[str, Any]]:
+    a_fit = statistics.median(by("a", "sklearn").wall_s)
+    c_fit = statistics.median(by("c", "sklearn").wall_s)
+    starts_b = by("b", "print").kernel_start_s + by("b", "sklearn").kernel_start_s
+    starts_p = by("b'", "print").kernel_start_s + by("b'", "sklearn").kernel_start_s
+    delta = statistics.median(starts_b) - statistics.median(starts_p)
+    return [
+        {
+            "target": "(c) >= 10x faster than (a) in wall time, pandas + sklearn fit",
+            "value": f"{a_fit / c_fit:.1f}x ({a_fit * 1000:.0f} ms vs {c_fit * 1000:.0f} ms)",
+            "passed": c_fit * 10 <= a_fit,
+        },
+        {
+            "target": "(b) within 100 ms of (b'), median cold kernel start",
+            "value": (
+                f"{delta * 1000:+.0f} ms ({statistics.median(starts_b) * 1000:.0f} ms vs "
+                f"{statistics.median(starts_p) * 1000:.0f} ms, {len(starts_b)} starts each)"
+            ),
+            "passed": delta <= 0.1,
+        },
+    ]
+
+
+def table(by: Callable[[str, str], Series]) -> str:
+    head = ["configuration"]
+    for name in SNIPPETS:
+        head += [f"{SNIPPET_TITLES[name]}: wall / node", f"{SNIPPET_TITLES[name]}: CPU / node"]
+    head.append("kernel start (median)")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for config, title in CONFIGS.items():
+        row = [title]
+        starts: list[float] = []
+        for name in SNIPPETS:
+            s = by(config, name)
+            row += [f"{statistics.median(s.wall_s) * 1000:.0f} ms", f"{s.cpu_per_node_s:.2f} s"]
+            starts += s.kernel_start_s
+        if config == "a":
+            row.append("—")
+        elif config == "c":
+            row.append("off the node's path (pre-started)")
+        else:
+            row.append(f"{statistics.median(starts) * 1000:.0f} ms")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=7, help="nodes per configuration/snippet")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--preimports",
+        default=",".join(DEFAULT_PREIMPORTS),
+        help="modules the pool's kernels import before a node (c); default: Podium's default",
+    )
+    args = parser.parse_args()
+    preimports = tuple(m for m in args.preimports.split(",") if m)
+    _account_kills()
+    info = machine()
+    started = datetime.datetime.now().astimezone()
+    series = asyncio.run(measure(args.repeats, preimports))
+    found = {(s.config, s.snippet): s for s in series}
+
+    def by(config: str, snippet: str) -> Series:
+        return found[(config, snippet)]
+
+    targets = evaluate(by)
+    other = sum(s.other_processes_cpu_s for s in series)
+    span = sum(s.series_wall_s for s in series)
+    when = f"{started:%Y-%m-%d %H:%M %Z}"
+    print(f"\nsandbox overhead, {args.repeats} nodes per cell, medians; {when}")
+    print(f"pool pre-imports (c): {', '.join(preimports) or 'none'}")
+    print(f"machine: {info['nproc']} CPUs, {info['cpu']}, Linux {info['kernel']}, "
+          f"Python {info['python']}, {info['bwrap']}\n")  # fmt: skip
+    print(table(by))
+    load = " ".join(info["loadavg_at_start"])
+    print(f"\nother processes used {other:.1f} CPU s during the {span:.0f} s measured "
+          f"({other / span:.0%} of one core); load average at start {load}")  # fmt: skip
+    for t in targets:
+        print(f"{'PASS' if t['passed'] else 'FAIL'}  {t['target']}: {t['value']}")
+    if args.json:
+        result = {
+            "date": started.isoformat(timespec="seconds"),
+            "repeats": args.repeats,
+            "preimports": list(preimports),
+            "machine": info,
+            "series": {f"{s.config} {s.snippet}": s.summary() for s in series},
+            "targets": targets,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

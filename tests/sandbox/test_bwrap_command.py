@@ -1,0 +1,94 @@
+"""The bubblewrap command line, read as data: mount order, what is bound, GPU pass-through.
+
+Whether the isolation *works* is tested by attacking it (test_attacks.py); these tests pin the
+parts no attack on a GPU-less machine can exercise, and the ordering rules bwrap imposes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from podium.sandbox.bwrap_command import BwrapLayout, bwrap_argv, gpu_devices
+
+
+def layout(tmp_path: Path, **extra: object) -> BwrapLayout:
+    values: dict = {
+        "workspace": tmp_path / "slot",
+        "input_dir": tmp_path / "public",
+        "ipc_dir": Path("/tmp/podium-ipc"),
+        "python_paths": [Path("/opt/env"), Path("/opt/env/lib/python3.11"), Path("/usr")],
+        "env": {"PATH": "/opt/env/bin:/usr/bin", "HOME": "/tmp"},
+    }
+    values.update(extra)
+    return BwrapLayout(**values)
+
+
+def pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
+    return [(argv[i + 1], argv[i + 2]) for i, a in enumerate(argv) if a == flag]
+
+
+def test_the_workspace_is_writable_the_input_read_only_and_nothing_else_of_the_task(
+    tmp_path: Path,
+) -> None:
+    argv = bwrap_argv("/usr/bin/bwrap", layout(tmp_path), ["python", "-m", "ipykernel_launcher"])
+    assert pairs(argv, "--bind") == [
+        ("/tmp/podium-ipc", "/tmp/podium-ipc"),
+        (str(tmp_path / "slot"), "/workspace"),
+    ]
+    assert (str(tmp_path / "public"), "/workspace/input") in pairs(argv, "--ro-bind")
+    assert argv[argv.index("--chdir") + 1] == "/workspace"
+    assert argv[-4:] == ["--", "python", "-m", "ipykernel_launcher"]
+    for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--clearenv",
+                 "--disable-userns", "--new-session"):  # fmt: skip
+        assert flag in argv
+
+
+def test_a_tmpfs_comes_before_the_binds_beneath_it_and_the_root_is_made_read_only_last(
+    tmp_path: Path,
+) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
+    tmp_mount = argv.index("/tmp", argv.index("--tmpfs"))
+    ipc_bind = argv.index("/tmp/podium-ipc")
+    assert tmp_mount < ipc_bind
+    assert argv[argv.index("--tmpfs") - 2 : argv.index("--tmpfs")] == ["--size", str(2 * 1024**3)]
+    assert argv.index("--remount-ro") > ipc_bind
+    assert argv[argv.index("--remount-ro") + 1] == "/"
+
+
+def test_the_python_environment_is_bound_once_read_only_and_usr_not_twice(tmp_path: Path) -> None:
+    ro = pairs(bwrap_argv("bwrap", layout(tmp_path), ["k"]), "--ro-bind")
+    assert ("/opt/env", "/opt/env") in ro
+    assert ("/opt/env/lib/python3.11", "/opt/env/lib/python3.11") not in ro  # inside /opt/env
+    assert ro.count(("/usr", "/usr")) == 1
+
+
+def test_only_the_environment_podium_sets_is_passed(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
+    assert pairs(argv, "--setenv") == [("HOME", "/tmp"), ("PATH", "/opt/env/bin:/usr/bin")]
+    assert "--clearenv" in argv
+
+
+def test_no_gpu_means_no_device_nodes(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
+    assert not any("nvidia" in a for a in argv)
+    assert "CUDA_VISIBLE_DEVICES" not in argv
+
+
+def test_chosen_gpus_pass_their_device_nodes_and_set_cuda_visible_devices(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path, gpus="1,3"), ["k"])
+    devices = [a for a, _ in pairs(argv, "--dev-bind-try")]
+    assert devices == ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                       "/dev/nvidia-modeset", "/dev/nvidia1", "/dev/nvidia3"]  # fmt: skip
+    assert ("CUDA_VISIBLE_DEVICES", "1,3") in pairs(argv, "--setenv")
+    assert argv.index("--dev-bind-try") > argv.index("--dev")  # after the minimal /dev
+
+
+def test_all_gpus_are_the_numbered_device_nodes_present(tmp_path: Path) -> None:
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "null"):
+        (dev / name).touch()
+    devices, visible = gpu_devices("all", dev=str(dev))
+    assert devices[-2:] == [str(dev / "nvidia0"), str(dev / "nvidia1")]
+    assert str(dev / "nvidiactl") in devices
+    assert visible is None  # every device the node can see is visible

@@ -1,0 +1,79 @@
+"""The warm pool: kernels ready (imports done) before a node asks, each used by one node only."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from podium.interfaces import Limits, Workspace
+from podium.records import ExecResult, ExecStatus
+from podium.sandbox import BwrapSandbox, SandboxOptions
+
+pytestmark = pytest.mark.slow
+
+PROBE = """
+import sys
+print("SEEN_BEFORE", hasattr(sys, "_podium_test_seen"))
+sys._podium_test_seen = True
+print("PANDAS_LOADED", "pandas" in sys.modules)
+print("NAMES", sorted(n for n in dir() if not n.startswith("_") and n not in ("In", "Out")))
+open("submission/submission.csv", "w").write("id\\n")
+"""
+
+
+def bwrap_processes(marker: Path) -> int:
+    """Sandboxes whose bwrap command line mentions ``marker`` (the pool's scratch dir).
+
+    Each sandbox is two bwrap processes (outside, and pid 1 inside); the outer one is counted.
+    """
+    found: dict[int, int] = {}  # pid -> parent pid
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if argv[0].endswith(b"bwrap") and any(str(marker).encode() in a for a in argv):
+            found[int(proc.name)] = ppid
+    return sum(1 for ppid in found.values() if ppid not in found)
+
+
+async def run_nodes(tmp_path: Path, nodes: int, kernels: int) -> tuple[list[ExecResult], int, int]:
+    public = tmp_path / "public"
+    public.mkdir()
+    scratch = tmp_path / "run" / ".sandbox"
+    sandbox = BwrapSandbox(SandboxOptions(preimports=("pandas",)))
+    await sandbox.warm_up(scratch, public, kernels)
+    await asyncio.sleep(0)
+    deadline = time.monotonic() + 60
+    while bwrap_processes(scratch) < kernels and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(3.0)  # let the pre-imports finish
+    pooled = bwrap_processes(scratch)
+    results = []
+    try:
+        for i in range(nodes):
+            ws = Workspace(tmp_path / "run" / "nodes" / str(i), public)
+            results.append(await sandbox.execute(PROBE, ws, Limits(60)))
+    finally:
+        await sandbox.aclose()
+    return results, pooled, bwrap_processes(scratch)
+
+
+def test_pool_kernels_are_pre_imported_fresh_per_node_and_gone_after_close(tmp_path: Path) -> None:
+    results, pooled, left = asyncio.run(run_nodes(tmp_path, nodes=3, kernels=2))
+    assert pooled == 2  # the pool size follows the number of workers
+    for i, result in enumerate(results):
+        assert result.status is ExecStatus.OK, result.output
+        assert "SEEN_BEFORE False" in result.output  # never a second node in one kernel
+        assert "PANDAS_LOADED True" in result.output  # the pre-import happened
+        names = result.output.split("NAMES ")[1].splitlines()[0]
+        assert "pandas" not in names and "podium" not in names  # ...binding no name
+        assert result.peak_memory_bytes and result.peak_memory_bytes > 50 * 2**20
+        assert (tmp_path / "run" / "nodes" / str(i) / "submission" / "submission.csv").is_file()
+    assert results[0].kernel_start_s < 0.3  # ready before it was asked for
+    assert left == 0
+    assert not (tmp_path / "run" / ".sandbox").exists()  # no slot left behind

@@ -1,0 +1,116 @@
+"""``podium sandbox check`` and ``podium sandbox run`` as a user types them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support import cli_env, podium_cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def public(tmp_path: Path) -> Path:
+    data = tmp_path / "public"
+    data.mkdir()
+    (data / "train.csv").write_text("id,y\n1,0\n")
+    return data
+
+
+def sandbox_run(
+    tmp_path: Path, public: Path, code: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``podium sandbox run`` on ``code`` with workspace ``tmp_path/ws``."""
+    path = tmp_path / "solution.py"
+    path.write_text(code)
+    ws = str(tmp_path / "ws")
+    return podium_cli("sandbox", "run", str(path), "--workspace", ws, "--input", str(public), *args)
+
+
+def test_check_names_each_mechanism_and_picks_bwrap() -> None:
+    result = podium_cli("sandbox", "check")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("ok  python") and "ipykernel" in line for line in lines)
+    assert any(line.startswith("ok  bubblewrap") for line in lines)
+    assert any(line.startswith("ok  kernel") and "loopback only" in line for line in lines)
+    assert any("memory" in line and "cgroup" in line for line in lines)
+    assert lines[-1] == "sandbox auto -> bwrap"
+
+
+def test_check_explains_a_missing_bwrap_in_one_line(tmp_path: Path) -> None:
+    result = podium_cli("sandbox", "check", env=cli_env(PATH=str(tmp_path)))
+    assert result.returncode == 0, result.stderr
+    assert "--  bubblewrap  bubblewrap is not installed (apt install bubblewrap)" in result.stdout
+    assert result.stdout.splitlines()[-1] == "sandbox auto -> local (NOT isolated)"
+
+
+def test_run_prints_the_result_as_json(tmp_path: Path, public: Path) -> None:
+    code = "import os\nprint(sorted(os.listdir('input')))\nopen('submission/submission.csv', 'w')"
+    ws = tmp_path / "ws"
+    result = sandbox_run(tmp_path, public, code, "--memory", "1G", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "ok" and data["sandbox"] == "bwrap" and data["sandboxed"] is True
+    assert "['train.csv']" in data["output"]
+    assert data["peak_memory_bytes"] > 10 * 2**20
+    assert (ws / "submission" / "submission.csv").is_file()
+
+
+def test_run_reports_a_killed_kernel_and_exits_non_zero(tmp_path: Path, public: Path) -> None:
+    code = "x = bytearray(800 * 2**20)\nprint('unreachable')"
+    result = sandbox_run(tmp_path, public, code, "--memory", "256M")
+    assert result.returncode == 1
+    assert "status died" in result.stdout
+    assert "killed memory limit (256 MiB) exceeded" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_run_local_warns_that_nothing_is_isolated(tmp_path: Path, public: Path) -> None:
+    result = sandbox_run(tmp_path, public, "print(2 + 2)", "--sandbox", "local")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("4\n")
+    assert "--- local: NO isolation" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--memory", "lots"], "error: sandbox.memory: not a size; write e.g. 4G, 512M or none"),
+        (["--sandbox", "docker"], "error: unknown sandbox 'docker'"),
+    ],
+)
+def test_bad_options_are_one_line_errors(
+    tmp_path: Path, public: Path, args: list[str], message: str
+) -> None:
+    result = sandbox_run(tmp_path, public, "1", *args)
+    assert result.returncode == 2
+    assert result.stderr.startswith(message), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_file_is_a_one_line_error(tmp_path: Path, public: Path) -> None:
+    result = podium_cli("sandbox", "run", str(tmp_path / "nope.py"), "--workspace",
+                        str(tmp_path / "ws"), "--input", str(public))  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: no such file:")
+
+
+def test_a_run_with_the_local_sandbox_is_stamped_unsandboxed(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    from tests.support import TOY_SESSION, TOY_TASK
+
+    out = tmp_path / "run"
+    result = podium_cli("run", str(TOY_TASK), "--model", f"scripted:{TOY_SESSION}", "--steps",
+                        "2", "--out", str(out), "--data-dir", str(data_dir),
+                        "--sandbox", "local")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "isolates nothing; this run is stamped sandboxed: false" in result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sandboxed"] is False and summary["sandbox"] == "local"
+    assert json.loads((out / "grade.json").read_text())["sandboxed"] is False
