@@ -108,6 +108,7 @@ async def _run(
 ) -> RunResult:
     pm = create_plugin_manager(builtin_plugins(), cfg.plugins)
     parts = _resolve(cfg, Registry(pm))
+    await parts.sandbox.environment()  # a broken sandbox.python stops here, before any file
     task = parts.task
     rd = existing or RunDir(default_run_dir(cfg, task))
     journal = _open_journal(rd, cfg, task, created=existing is None)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
-from tests.support import TITANIC, TOY_TASK
+from tests.support import REPO, TITANIC, TOY_TASK, UNPRIVILEGED_USER
 
 
 @pytest.fixture(scope="session")
@@ -30,11 +33,23 @@ def titanic(data_dir: Path) -> FolderTask:
     return load_folder_task(TITANIC, data_dir, task_id="mini/titanic")
 
 
+@pytest.fixture(scope="session")
+def user_venv() -> Path:
+    """A venv with Podium that an ordinary user can run.
+
+    As root (CI): user ``podium-tester``'s venv on Debian's /usr/bin/python3, made by
+    ``scripts/unprivileged-venv`` (a second interpreter, too). Otherwise: this venv.
+    """
+    if os.getuid() != 0:
+        return Path(sys.prefix)
+    script = REPO / "scripts" / "unprivileged-venv"
+    made = subprocess.run([script, UNPRIVILEGED_USER], capture_output=True, text=True, check=True)
+    return Path(made.stdout.strip())
+
+
 @pytest.fixture(autouse=True)
 def _no_podium_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never inherit PODIUM_* settings from the developer's shell."""
-    import os
-
     for name in list(os.environ):
         if name.startswith("PODIUM_"):
             monkeypatch.delenv(name)

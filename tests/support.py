@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 TOY_SESSION = REPO / "tests" / "data" / "toy_session.jsonl"
 TITANIC = REPO / "podium" / "benchmarks" / "mini" / "titanic"
+UNPRIVILEGED_USER = "podium-tester"  # made by scripts/unprivileged-venv when tests run as root
 
 
 def exec_solution(code: str, public_dir: Path, workspace: Path) -> str:

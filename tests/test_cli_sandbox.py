@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import cli_env, podium_cli
+from tests.support import TOY_SESSION, TOY_TASK, cli_env, podium_cli
 
 pytestmark = pytest.mark.slow
 
@@ -29,6 +30,14 @@ def sandbox_run(
     path.write_text(code)
     ws = str(tmp_path / "ws")
     return podium_cli("sandbox", "run", str(path), "--workspace", ws, "--input", str(public), *args)
+
+
+def toy_run(
+    out: Path, data_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``podium run`` on the toy task with the scripted model, one step unless told."""
+    return podium_cli("run", str(TOY_TASK), "--model", f"scripted:{TOY_SESSION}", "--steps", "1",
+                      "--out", str(out), "--data-dir", str(data_dir), *args, env=env)  # fmt: skip
 
 
 def test_check_names_each_mechanism_and_picks_bwrap() -> None:
@@ -103,14 +112,49 @@ def test_a_missing_file_is_a_one_line_error(tmp_path: Path, public: Path) -> Non
 def test_a_run_with_the_local_sandbox_is_stamped_unsandboxed(
     tmp_path: Path, data_dir: Path
 ) -> None:
-    from tests.support import TOY_SESSION, TOY_TASK
 
     out = tmp_path / "run"
-    result = podium_cli("run", str(TOY_TASK), "--model", f"scripted:{TOY_SESSION}", "--steps",
-                        "2", "--out", str(out), "--data-dir", str(data_dir),
-                        "--sandbox", "local")  # fmt: skip
+    result = toy_run(out, data_dir, "--sandbox", "local")
     assert result.returncode == 0, result.stderr
     assert "isolates nothing; this run is stamped sandboxed: false" in result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sandboxed"] is False and summary["sandbox"] == "local"
     assert json.loads((out / "grade.json").read_text())["sandboxed"] is False
+
+
+def test_solutions_run_in_the_interpreter_sandbox_python_names(
+    tmp_path: Path, public: Path, user_venv: Path
+) -> None:
+    code = "import sys, platform\nprint(sys.prefix, platform.python_version())"
+    python = str(user_venv / "bin" / "python")
+    result = sandbox_run(tmp_path, public, code, "--python", python, "--json")
+    assert result.returncode == 0, result.stderr
+    expected = subprocess.run([python, "-c", code], capture_output=True, text=True).stdout
+    assert json.loads(result.stdout)["output"] == expected
+
+
+def test_an_interpreter_without_ipykernel_stops_the_run_before_it_starts(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")],
+                   check=True)  # fmt: skip
+    python = tmp_path / "bare" / "bin" / "python"
+    out = tmp_path / "run"
+    result = toy_run(out, data_dir, "-o", f"sandbox.python={python}")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: the solutions' interpreter {python} cannot import ipykernel",
+        f"hint: {python} -m pip install ipykernel",
+    ]
+    assert not out.exists()
+
+
+def test_auto_falls_back_to_local_loudly_when_bwrap_is_missing(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    out = tmp_path / "run"
+    env = cli_env(PATH=f"{Path(sys.executable).parent}:/nonexistent")
+    result = toy_run(out, data_dir, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "warning: no isolation: bubblewrap is not installed" in result.stderr
+    assert json.loads((out / "summary.json").read_text())["sandboxed"] is False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from podium.errors import SandboxError
+from podium.errors import SandboxError, SandboxUnavailable
 from podium.records import EnvironmentInfo
 
 NOTABLE_DISTRIBUTIONS = (
@@ -29,16 +29,32 @@ for name in json.loads(sys.argv[1]):
         found[name] = md.version(name)
     except md.PackageNotFoundError:
         pass
+try:
+    import ipykernel
+except ImportError:
+    sys.exit(3)
 print(json.dumps({"python_version": platform.python_version(), "packages": found}))
 """
+NO_IPYKERNEL = 3
 
 
 async def probe_environment(python: str) -> EnvironmentInfo:
-    proc = await asyncio.create_subprocess_exec(
-        python, "-c", _PROBE, json.dumps(NOTABLE_DISTRIBUTIONS),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            python, "-c", _PROBE, json.dumps(NOTABLE_DISTRIBUTIONS),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+    except OSError as exc:
+        raise SandboxUnavailable(
+            f"cannot run the solutions' interpreter {python}: {exc.strerror}",
+            hint="set sandbox.python to a Python with ipykernel, or leave it unset",
+        ) from None
     out, err = await proc.communicate()
+    if proc.returncode == NO_IPYKERNEL:
+        raise SandboxUnavailable(
+            f"the solutions' interpreter {python} cannot import ipykernel",
+            hint=f"{python} -m pip install ipykernel",
+        )
     if proc.returncode != 0:
         raise SandboxError(f"cannot run the solutions' interpreter {python}: {err.decode()[-300:]}")
     return EnvironmentInfo.model_validate_json(out)

@@ -11,34 +11,24 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support import REPO
+from tests.support import UNPRIVILEGED_USER
 
 pytestmark = pytest.mark.slow
 
-USER = "podium-tester"
+USER = UNPRIVILEGED_USER
 
 
-def _as_user(argv: list[str], venv: Path) -> list[str]:
+def _as_user(argv: list[str]) -> list[str]:
     if os.getuid() != 0:
         return argv
     env = ["env", "-i", "PATH=/usr/bin:/bin", f"HOME=/home/{USER}", "LANG=C.UTF-8"]
     return ["runuser", "-u", USER, "--", *env, *argv]
-
-
-@pytest.fixture(scope="module")
-def venv() -> Path:
-    if os.getuid() != 0:
-        return Path(sys.prefix)
-    made = subprocess.run([REPO / "scripts" / "unprivileged-venv", USER], capture_output=True,
-                          text=True, check=True)  # fmt: skip
-    return Path(made.stdout.strip())
 
 
 @pytest.fixture
@@ -55,24 +45,24 @@ def place() -> Iterator[Path]:
         yield root
 
 
-def podium(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = _as_user([str(venv / "bin" / "podium"), *args], venv)
+def podium(user_venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = _as_user([str(user_venv / "bin" / "podium"), *args])
     return subprocess.run(argv, capture_output=True, text=True, timeout=180)
 
 
-def sandbox_run(venv: Path, place: Path, code: str, *args: str) -> dict:
+def sandbox_run(user_venv: Path, place: Path, code: str, *args: str) -> dict:
     (place / "solution.py").write_text(code)
     if os.getuid() == 0:
         subprocess.run(["chown", f"{USER}:", str(place / "solution.py")], check=True)
-    result = podium(venv, "sandbox", "run", str(place / "solution.py"), "--workspace",
+    result = podium(user_venv, "sandbox", "run", str(place / "solution.py"), "--workspace",
                     str(place / "ws"), "--input", str(place / "public"), "--json", "--timeout",
                     "20", *args)  # fmt: skip
     assert result.stdout, result.stderr
     return json.loads(result.stdout)
 
 
-def test_check_as_an_ordinary_user_says_which_fallbacks_are_used(venv: Path) -> None:
-    result = podium(venv, "sandbox", "check")
+def test_check_as_an_ordinary_user_says_which_fallbacks_are_used(user_venv: Path) -> None:
+    result = podium(user_venv, "sandbox", "check")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.splitlines()[-1] == "sandbox auto -> bwrap", out
@@ -82,9 +72,9 @@ def test_check_as_an_ordinary_user_says_which_fallbacks_are_used(venv: Path) -> 
         assert "by RLIMIT_NPROC" in out
 
 
-def test_an_ordinary_users_sandbox_still_isolates(venv: Path, place: Path) -> None:
+def test_an_ordinary_users_sandbox_still_isolates(user_venv: Path, place: Path) -> None:
     answers = place / "private" / "answers.csv"
-    control = subprocess.run(_as_user(["cat", str(answers)], venv), capture_output=True, text=True)
+    control = subprocess.run(_as_user(["cat", str(answers)]), capture_output=True, text=True)
     assert "SECRET" in control.stdout  # the user could read the answers outside the sandbox
     code = f"""
 import os, socket
@@ -101,18 +91,20 @@ for attempt, action in [
         print(attempt, "refused", type(exc).__name__)
 print("uid", os.getuid(), "input", os.listdir("input"))
 """
-    data = sandbox_run(venv, place, code)
+    data = sandbox_run(user_venv, place, code)
     assert data["status"] == "ok" and data["sandboxed"] is True, data
     assert "WORKED" not in data["output"], data["output"]
     assert "answers refused FileNotFoundError" in data["output"]
     assert "input ['train.csv']" in data["output"]
 
 
-def test_an_ordinary_users_memory_limit_is_kept_by_the_watchdog(venv: Path, place: Path) -> None:
+def test_an_ordinary_users_memory_limit_is_kept_by_the_watchdog(
+    user_venv: Path, place: Path
+) -> None:
     code = (
         "import time\nx = bytearray(900 * 2**20)\nx[::4096] = b'x' * len(x[::4096])\ntime.sleep(30)"
     )
-    data = sandbox_run(venv, place, code, "--memory", "300M")
+    data = sandbox_run(user_venv, place, code, "--memory", "300M")
     assert data["status"] == "died", data
     assert "memory limit (300 MiB" in data["killed_reason"]
     assert data["duration_s"] < 15
