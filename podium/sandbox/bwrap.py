@@ -36,7 +36,7 @@ from podium.sandbox.local import KERNEL_ENV
 from podium.sandbox.options import SandboxOptions
 from podium.sandbox.workspace import Slot, directory_size
 
-DISK_WATCH_EVERY_S = 1.0
+DISK_WATCH_EVERY_S = 0.5
 
 _PATHS_PROBE = (
     "import json, os, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix,"
@@ -56,10 +56,22 @@ def python_paths(python: str) -> tuple[Path, ...]:
     return tuple(sorted({Path(p) for p in json.loads(out)}))
 
 
+def _ipc_base() -> str | None:
+    return "/tmp" if os.access("/tmp", os.W_OK) else None
+
+
 def _ipc_dir() -> Path:
-    """Short path: unix socket paths are limited to 107 bytes."""
-    base = "/tmp" if os.access("/tmp", os.W_OK) else None
-    return Path(tempfile.mkdtemp(prefix="podium-", dir=base))
+    """Short path (unix socket paths are limited to 107 bytes), named after our pid."""
+    return Path(tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=_ipc_base()))
+
+
+def sweep_ipc_leftovers() -> None:
+    """Remove the ipc directories of Podium processes that were killed (their pid is gone)."""
+    base = Path(_ipc_base() or tempfile.gettempdir())
+    for entry in base.glob("podium-*"):
+        match = cgroups.LEFTOVER.match(entry.name)
+        if match and entry.is_dir() and not Path(f"/proc/{match.group(1)}").exists():
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def sandbox_env(python: str) -> dict[str, str]:
@@ -195,6 +207,8 @@ class BwrapSandbox(KernelSandbox):
         self.bwrap = found
         self.cgroups = cgroups.detect()
         self.notice: str | None = None
+        cgroups.sweep_leftovers(self.cgroups)  # a killed run cannot clean up after itself
+        sweep_ipc_leftovers()
 
     def describe(self) -> str:
         return f"bwrap: {'; '.join(describe_limits(self.options.limits, self.cgroups))}"

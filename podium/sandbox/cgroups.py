@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,6 +179,36 @@ class KernelCgroup:
             except OSError:
                 done = False
         return done
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+LEFTOVER = re.compile(r"^podium-(\d+)-")
+
+
+def sweep_leftovers(support: CgroupSupport) -> int:
+    """Remove empty groups a killed Podium left behind (named after its pid, now dead)."""
+    removed = 0
+    for parent in {p for p in (support.memory, support.pids) if p is not None}:
+        try:
+            entries = list(parent.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            match = LEFTOVER.match(entry.name)
+            if match and not _pid_alive(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    entry.rmdir()
+                    removed += 1
+    return removed
 
 
 def join(procs_files: list[str]) -> None:

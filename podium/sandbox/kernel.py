@@ -35,6 +35,7 @@ from podium.records import ExecResult, ExecStatus
 from podium.sandbox.output import CappedOutput, strip_ansi
 
 POLL_S = 0.1  # how often a silent kernel is checked for death / deadline
+DEATH_GRACE_S = 0.5  # after iopub drops: time for a dying kernel to be seen dead
 WATCH_EVERY_S = 0.25  # how often a sandbox's watchdog (memory, disk) is consulted
 _monitors = itertools.count()
 
@@ -155,9 +156,9 @@ class LiveKernel:
         """Reap the process and remove its files (~0.1 s of polling, off the critical path)."""
         with contextlib.suppress(Exception):
             await self.km.shutdown_kernel(now=True)
-        for callback in self.on_cleanup:
+        for callback in self.on_cleanup:  # file-system work (rmtree, cgroup rmdir): off the loop
             with contextlib.suppress(Exception):
-                callback()
+                await asyncio.to_thread(callback)
 
 
 async def start_kernel(command: KernelCommand) -> LiveKernel:
@@ -347,7 +348,7 @@ class _Execution:
                 return "idle"
 
     async def _limit_hit(self) -> str | None:
-        if self._overflowed():
+        if self._disconnected() and await self._still_alive_after(DEATH_GRACE_S):
             cap = self.kernel.command.max_message_bytes
             return f"output limit: one message of more than {cap} bytes"
         now = time.perf_counter()
@@ -356,7 +357,16 @@ class _Execution:
         self._next_watch = now + WATCH_EVERY_S
         return await self.watch()
 
-    def _overflowed(self) -> bool:
+    async def _still_alive_after(self, seconds: float) -> bool:
+        """A dying kernel drops its sockets too: only a live one had a message refused."""
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            if not await self.kernel.is_alive():
+                return False
+            await asyncio.sleep(POLL_S / 2)
+        return await self.kernel.is_alive()
+
+    def _disconnected(self) -> bool:
         monitor = self.kernel.monitor
         if monitor is None:
             return False

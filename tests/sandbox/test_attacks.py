@@ -25,7 +25,7 @@ import sysconfig
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from podium.sandbox import (
     bwrap_problem,
     cgroups,
 )
+from podium.sandbox.bwrap import DISK_WATCH_EVERY_S
 from tests.support import REPO, cli_env
 
 _BWRAP_PROBLEM = bwrap_problem()
@@ -448,10 +449,8 @@ def test_a_fork_bomb_is_stopped_and_cleaned_up(host: Host) -> None:
     # bwrap only: under ``local`` this would take the host down.
     before = our_cgroups()
     timeout = 5.0
-    bomb, after = run_all(
-        "bwrap", host.ws, "import os\nwhile True:\n    os.fork()\n", "print('still here')",
-        timeout_s=timeout,
-    )  # fmt: skip
+    code = "import os\nwhile True:\n    os.fork()\n"
+    bomb, after = run_all("bwrap", host.ws, code, "print('still here')", timeout_s=timeout)
     assert bomb.status in (ExecStatus.ERROR, ExecStatus.DIED), bomb.output
     if bomb.status is ExecStatus.ERROR:
         assert bomb.error_name == "BlockingIOError", bomb.output
@@ -513,22 +512,26 @@ def test_memory_past_the_limit_kills_only_that_kernel(host: Host) -> None:
     assert hog.status is ExecStatus.DIED, hog.output
     assert hog.killed_reason is not None
     assert "memory limit" in hog.killed_reason
-    assert "allocated" not in hog.output
     assert not hog.timed_out
     assert hog.duration_s < timeout
     assert hog.peak_memory_bytes is not None
-    assert hog.peak_memory_bytes <= MEMORY * 1.1
+    if _CGROUPS.memory is not None:  # killed by the cgroup before the allocation completes
+        assert hog.killed_reason == "memory limit (512 MiB) exceeded"
+        assert hog.error_name == "MemoryLimitExceeded"
+        assert "allocated" not in hog.output
+        assert hog.peak_memory_bytes <= MEMORY
     assert after.status is ExecStatus.OK, after.output
     assert after.output == "still here\n"
 
 
 @pytest.mark.parametrize(
-    "code",
+    ("code", "many_files"),
     [
         pytest.param(
             "with open('working/fill', 'wb') as f:\n"
             "    while True:\n"
             "        f.write(b'\\1' * 1024**2)\n",
+            False,
             id="one-file",
         ),
         pytest.param(
@@ -537,14 +540,16 @@ def test_memory_past_the_limit_kills_only_that_kernel(host: Host) -> None:
             "    with open(f'working/fill-{i}', 'wb') as f:\n"
             "        for _ in range(4):\n"
             "            f.write(b'\\1' * 1024**2)\n",
+            True,
             id="many-files",
         ),
     ],
 )
-def test_filling_the_disk_is_stopped(host: Host, code: str) -> None:
+def test_filling_the_disk_is_stopped(host: Host, code: str, many_files: bool) -> None:
     # bwrap only: under ``local`` nothing would stop it before the host's disk is full.
     timeout = 20.0
     result = run("bwrap", host.ws, code, timeout_s=timeout)
+    shutil.rmtree(host.ws.root / "working")  # up to GiBs, and pytest keeps recent tmp_paths
     assert result.failed
     assert not result.timed_out
     if result.status is ExecStatus.ERROR:  # RLIMIT_FSIZE on one file
@@ -553,11 +558,11 @@ def test_filling_the_disk_is_stopped(host: Host, code: str) -> None:
     else:  # the workspace watchdog
         assert result.status is ExecStatus.DIED
         assert result.killed_reason == "workspace size limit (100 MiB)"
-    if "many" in code:
+    if many_files:  # each file stays under RLIMIT_FSIZE: only the watchdog can stop this
         assert result.status is ExecStatus.DIED, result.output
-    assert result.duration_s < timeout
-    written = sum(p.stat().st_size for p in (host.ws.root / "working").iterdir())
-    assert written < 20 * WORKSPACE_BYTES, written  # the watchdog looks once a second
+    # The watchdog looks once a second: stopped within a few looks. (A fast disk gets well
+    # past the limit meanwhile: 0.4-2 GiB were written here against 100 MiB.)
+    assert result.duration_s < 2 * DISK_WATCH_EVERY_S + SLACK_S
 
 
 def test_a_huge_print_kills_the_kernel_without_host_memory(host: Host) -> None:
@@ -614,7 +619,7 @@ def test_an_exiting_kernel_is_detected_promptly(host: Host) -> None:
     code = "import os\nprint('about to exit', flush=True)\nos._exit(3)\n"
     result = run("bwrap", host.ws, code, timeout_s=60.0)
     assert result.status is ExecStatus.DIED
-    assert result.killed_reason is not None  # which one: see the xfail test below
+    assert result.killed_reason == "kernel died (exit status 3)"
     assert not result.timed_out
     assert result.duration_s < 3.0
 
@@ -622,8 +627,8 @@ def test_an_exiting_kernel_is_detected_promptly(host: Host) -> None:
 def test_a_segfault_does_not_affect_the_next_execution(host: Host) -> None:
     crash, after = run_all("bwrap", host.ws, "import ctypes\nctypes.string_at(0)\n", "print(6 * 7)")
     assert crash.status is ExecStatus.DIED
-    assert crash.killed_reason is not None
-    assert "KernelDied" in crash.output or "ResourceLimitExceeded" in crash.output
+    assert crash.killed_reason == "kernel died (signal SIGSEGV)"
+    assert "KernelDied" in crash.output
     assert after.status is ExecStatus.OK, after.output
     assert after.output == "42\n"
 
@@ -639,17 +644,11 @@ def _big_print_then_exit(pause_s: float) -> str:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a bwrap kernel that dies while its last output is still being read on the host "
-    "is reported as 'output limit: one message of more than N bytes': _Execution._limit_hit "
-    "takes any iopub disconnect for an overflow, and the dead kernel's disconnect is seen "
-    "before is_alive() is asked",
-)
 def test_a_crash_is_reported_as_a_crash_not_as_the_output_limit(host: Host) -> None:
-    # A race, so several tries: the pause before the exit lands the death while the host is
-    # still reading the 30 MB message on machines 3x faster or slower than this one (here
-    # 0.04-0.16 s always misreport), and plain print-then-crash misreports ~20% of the time.
+    # A dying kernel drops its iopub connection just as one whose message was refused does. A
+    # race, so several tries: the pause before the exit lands the death while the host is still
+    # reading the 30 MB message on machines 3x faster or slower than this one (0.04-0.16 s
+    # here), and a plain print-then-crash was misreported ~20% of the time before the fix.
     pauses = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32)
     crashes = {
         "import os\nprint('about to exit', flush=True)\nos._exit(3)\n": "exit status 3",
@@ -679,13 +678,13 @@ asyncio.run(sandbox.execute(code, Workspace(Path(root), Path(public)), Limits(ti
 """
 
 
-def _wait_for(condition: object, within_s: float) -> bool:
+def _wait_for(condition: Callable[[], object], within_s: float) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return True
         time.sleep(0.05)
-    return bool(condition())  # type: ignore[operator]
+    return bool(condition())
 
 
 def _clean_up_after(outer_pid: int, tree: dict[int, list[str]]) -> None:
