@@ -14,6 +14,10 @@ Side by side, the baseline: the same solution run the plain jupyter_client way (
 execute, shut it down, repeat) with nothing else around it — the per-node floor for "a fresh
 kernel per node" without Podium.
 
+The sandbox is the default one (bwrap where it works) without the warm pool: with answers this
+instant, a pool refilling on a 2-core machine only competes with the node being measured (the
+pool is measured on its own in perf/sandbox_overhead.py).
+
 Usage:  .venv/bin/python perf/node_overhead.py [--nodes 50] [--json perf/results/overhead.json]
 """
 
@@ -36,6 +40,8 @@ sys.path.insert(0, str(REPO))
 import podium  # noqa: E402
 from podium.scaffolds import Journal  # noqa: E402
 from tests.support import TOY_TASK, node_answers, run_config, solution, write_script  # noqa: E402
+
+SANDBOX = {"warm_pool": False}
 
 
 def machine() -> dict[str, object]:
@@ -76,7 +82,7 @@ def measure(nodes: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         script = write_script(base / "s.jsonl", [node_answers(solution(0.5))] * nodes)
-        cfg = run_config(script, base / "run", base / "data", steps=nodes)
+        cfg = run_config(script, base / "run", base / "data", steps=nodes, sandbox=SANDBOX)
         podium.run(cfg)  # warm-up: prepares the data, fills OS caches
         cfg["out"] = str(base / "run2")
         t0 = time.perf_counter()

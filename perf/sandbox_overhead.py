@@ -16,10 +16,12 @@ Configurations:
          pool is ready before the first node and refills between nodes (as it does while the
          model writes the next solution); wall time is what the caller of ``execute`` waits
 
-Wall time per node is measured around the call (``execute`` or ``subprocess.run``). CPU per
-node is what the machine spends for it, this process included, over the whole series divided
-by the number of nodes: for the pool that counts every kernel it started, the one left in the
-pool after the last node too (warm_up's kernel + one refill per node, killed at aclose).
+Wall time per node is measured around the call (``execute`` or ``subprocess.run``); the kernel
+column is ``ExecResult.kernel_start_s``, how long ``execute`` waited for its kernel (a cold start:
+slot, cgroup, process, first reply; or the take from the pool). CPU per node is what the machine
+spends for it, this process included, over the whole series divided by the number of nodes: for
+the pool that counts every kernel it started, the one left in the pool after the last node too
+(warm_up's kernel + one refill per node, killed at aclose).
 
 CPU accounting. ``RUSAGE_SELF`` covers this process (event loop, ZMQ). ``RUSAGE_CHILDREN``
 covers (a) exactly, and the local kernels of (b'), which Podium kills and then reaps. It does
@@ -35,7 +37,8 @@ Other load on the machine distorts every figure; the CPU that other processes us
 measured series (machine busy time from /proc/stat minus this benchmark's own) is printed.
 
 Targets: (c) >= 10x faster than (a) in wall time on the sklearn snippet; (b) within 100 ms of
-(b') in median kernel start.
+(b') in median kernel start (both snippets' cold starts pooled). ``--preimports`` changes what the
+pool's kernels import in (c), to see what a different default would give.
 
 Usage:  .venv/bin/python perf/sandbox_overhead.py [--repeats 7] [--json perf/results/sandbox.json]
 """
@@ -243,15 +246,6 @@ def run_process(snippet: str, node: Path) -> float:
     return wall
 
 
-async def settle(sb: KernelSandbox) -> None:
-    """Let the pool refill and the killed kernels be reaped (what happens while the model
-    writes the next solution). Reads the sandbox's internals: this is a measurement script."""
-    pool = sb._pool
-    if pool is not None:
-        await asyncio.gather(*pool._ready)
-    await asyncio.gather(*sb._reaper._tasks, return_exceptions=True)
-
-
 async def run_kernel(
     sb: KernelSandbox, snippet: str, node: Path, inputs: Path
 ) -> tuple[float, Any]:
@@ -288,15 +282,14 @@ async def measure_series(
             sb = make_sandbox(config, preimports)
             if config == "c":
                 await sb.warm_up(base / "scratch", inputs, kernels=1)
-                await settle(sb)  # the pool is ready before the first node
+                await sb.settle()  # the pool is ready before the first node
             for i in range(repeats):
                 wall, result = await run_kernel(sb, snippet, nodes / str(i), inputs)
                 if EXPECTED[name] not in result.output:
                     raise RuntimeError(f"unexpected output: {result.output!r}")
                 series.wall_s.append(wall)
-                if config != "c":
-                    series.kernel_start_s.append(result.kernel_start_s)
-                await settle(sb)
+                series.kernel_start_s.append(result.kernel_start_s)
+                await sb.settle()
             await sb.aclose()  # kills the pool's spare kernel: part of the series' cost
     series.cpu_self_s, series.cpu_children_rusage_s = meter.self_s, meter.children_s
     if config != "a":
@@ -387,7 +380,7 @@ def table(by: Callable[[str, str], Series]) -> str:
     head = ["configuration"]
     for name in SNIPPETS:
         head += [f"{SNIPPET_TITLES[name]}: wall / node", f"{SNIPPET_TITLES[name]}: CPU / node"]
-    head.append("kernel start (median)")
+    head.append("node's wait for its kernel (median)")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for config, title in CONFIGS.items():
         row = [title]
@@ -398,8 +391,6 @@ def table(by: Callable[[str, str], Series]) -> str:
             starts += s.kernel_start_s
         if config == "a":
             row.append("—")
-        elif config == "c":
-            row.append("off the node's path (pre-started)")
         else:
             row.append(f"{statistics.median(starts) * 1000:.0f} ms")
         lines.append("| " + " | ".join(row) + " |")

@@ -19,7 +19,7 @@ import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from podium.errors import ConfigError
-from podium.sandbox import parse_bytes
+from podium.sandbox import DEFAULT_PREIMPORTS, parse_bytes
 from podium.scaffolds import validate_prompt_overrides
 
 ENV_PREFIX = "PODIUM_"
@@ -112,7 +112,7 @@ class SandboxSection(Section):
     max_message_size: Size = Field("32M", description="one output message past this kills it")
     warm_pool: bool = Field(True, description="pre-start one kernel per worker")
     preimports: list[str] = Field(
-        default_factory=lambda: ["numpy", "pandas", "sklearn"],
+        default_factory=lambda: list(DEFAULT_PREIMPORTS),
         description="imported in pool kernels before a node gets them",
     )
     gpus: str | None = Field(None, description='"all" or device indices "0,1"')

@@ -12,11 +12,12 @@ from podium.sandbox.check import CheckLine, create_auto, run_checks
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
 from podium.sandbox.limits import ResourceLimits, format_bytes, parse_bytes
 from podium.sandbox.local import LocalSandbox
-from podium.sandbox.options import SandboxOptions
+from podium.sandbox.options import DEFAULT_PREIMPORTS, SandboxOptions
 from podium.sandbox.output import CappedOutput
 from podium.sandbox.workspace import Slot
 
 __all__ = [
+    "DEFAULT_PREIMPORTS",
     "BwrapSandbox",
     "CappedOutput",
     "CheckLine",

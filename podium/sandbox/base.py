@@ -116,6 +116,13 @@ class KernelSandbox(Sandbox):
             await kernel.kill()
             self._settle(prepared, workspace)
 
+    async def settle(self) -> None:
+        """Wait until the pool is full and finished kernels are cleaned up (for measurements
+        and tests: nothing of the sandbox's own is then still using the CPU)."""
+        if self._pool is not None:
+            await self._pool.ready()
+        await self._reaper.drain()
+
     async def aclose(self) -> None:
         if self._pool is not None:
             await self._pool.aclose()

@@ -8,7 +8,12 @@ from typing import Any
 
 from podium.sandbox.limits import ResourceLimits, default_memory_bytes, parse_bytes
 
-DEFAULT_PREIMPORTS = ("numpy", "pandas", "sklearn")
+# What tabular solutions import nearly always; scikit-learn's submodules load separately (and
+# pull in SciPy), so they are listed. Imported in the pool, off the node's critical path.
+DEFAULT_PREIMPORTS = (
+    "numpy", "pandas", "sklearn", "sklearn.linear_model", "sklearn.model_selection",
+    "sklearn.metrics", "sklearn.ensemble", "sklearn.preprocessing",
+)  # fmt: skip
 
 
 def _size(value: Any, what: str) -> int | None:

@@ -39,15 +39,22 @@ class KernelPool(Generic[T]):
         self.fill()
         return await task
 
-    async def aclose(self) -> None:
-        """Stop every pre-started item, letting those still starting finish first.
+    async def ready(self) -> None:
+        """Wait until every pre-started item has finished starting (or failed to)."""
+        await asyncio.gather(*self._ready, return_exceptions=True)
 
-        Cancelling a start half-way could orphan a process that was launched but not yet
-        handed back, so starts are awaited (a few seconds at most), then stopped.
+    async def aclose(self) -> None:
+        """Stop every pre-started item; starts still in progress are cancelled.
+
+        ``start`` must clean up after itself when cancelled (the sandbox kills a kernel it
+        launched); finished items are handed to ``stop``.
         """
         self._closed = True
         tasks = list(self._ready)
         self._ready.clear()
         for task in tasks:
-            with contextlib.suppress(Exception):
+            if not task.done():
+                task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
                 await self._stop(await task)

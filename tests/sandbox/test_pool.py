@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -47,11 +46,7 @@ async def run_nodes(tmp_path: Path, nodes: int, kernels: int) -> tuple[list[Exec
     scratch = tmp_path / "run" / ".sandbox"
     sandbox = BwrapSandbox(SandboxOptions(preimports=("pandas",)))
     await sandbox.warm_up(scratch, public, kernels)
-    await asyncio.sleep(0)
-    deadline = time.monotonic() + 60
-    while bwrap_processes(scratch) < kernels and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    await asyncio.sleep(3.0)  # let the pre-imports finish
+    await sandbox.settle()  # started and pre-imported
     pooled = bwrap_processes(scratch)
     results = []
     try:
@@ -77,3 +72,18 @@ def test_pool_kernels_are_pre_imported_fresh_per_node_and_gone_after_close(tmp_p
     assert results[0].kernel_start_s < 0.3  # ready before it was asked for
     assert left == 0
     assert not (tmp_path / "run" / ".sandbox").exists()  # no slot left behind
+
+
+def test_closing_while_kernels_are_still_starting_leaves_none_behind(tmp_path: Path) -> None:
+    async def go() -> int:
+        public = tmp_path / "public"
+        public.mkdir()
+        scratch = tmp_path / ".sandbox"
+        sandbox = BwrapSandbox(SandboxOptions())
+        await sandbox.warm_up(scratch, public, 2)
+        await asyncio.sleep(0.3)  # launched, not yet answering or still importing
+        await sandbox.aclose()
+        return bwrap_processes(scratch)
+
+    assert asyncio.run(go()) == 0
+    assert not (tmp_path / ".sandbox").exists()
