@@ -9,6 +9,7 @@ their tmpfs size. ``describe()`` states which is in force.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -97,18 +98,14 @@ class BwrapGuard(Guard):
         self._memory_watched = limits.memory_bytes is not None and (
             group is None or group.memory is None
         )
+        self._nproc: int | None = None  # RLIMIT_NPROC, only where no pids cgroup counts
+        if limits.max_processes and (group is None or group.pids is None):
+            self._nproc = processes_of_current_user() + limits.max_processes
 
     def preexec(self) -> None:
         """Runs in the child before exec: join the cgroups, set rlimits."""
-        files = self.group.procs_files if self.group else []
-        cgroups.join(files)
-        nproc = None
-        if self.limits.max_processes and (self.group is None or self.group.pids is None):
-            nproc = self._nproc_allowance
-        apply_rlimits(self.limits, nproc)
-
-    def prepare(self) -> None:
-        self._nproc_allowance = processes_of_current_user() + (self.limits.max_processes or 0)
+        cgroups.join(self.group.procs_files if self.group else [])
+        apply_rlimits(self.limits, self._nproc)
 
     def started(self, kernel: LiveKernel) -> None:
         self.kernel = kernel
@@ -119,7 +116,8 @@ class BwrapGuard(Guard):
         now = time.monotonic()
         if self.limits.workspace_bytes is not None and now >= self._next_disk:
             self._next_disk = now + DISK_WATCH_EVERY_S
-            used = directory_size(self.slot.root, self.limits.workspace_bytes)
+            limit = self.limits.workspace_bytes
+            used = await asyncio.to_thread(directory_size, self.slot.root, limit)
             if used > self.limits.workspace_bytes:
                 return f"workspace size limit ({format_bytes(self.limits.workspace_bytes)})"
         return None
@@ -219,7 +217,6 @@ class BwrapSandbox(KernelSandbox):
         if self.cgroups.version is not None:
             group = cgroups.KernelCgroup(self.cgroups, limits.memory_bytes, limits.max_processes)
         guard = BwrapGuard(limits, group, slot)
-        guard.prepare()
         layout = BwrapLayout(
             workspace=slot.root,
             input_dir=slot.input_dir.resolve(),

@@ -58,6 +58,7 @@ from podium.scaffolds.rundir import SUBMISSION, RunDir
 from podium.tree import SearchTree
 
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
+MAX_SUBMISSION_BYTES = 1024**3  # larger is refused unread: no MLE-bench submission comes close
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ class Search:
         self.run_dir.write_text(node.id, "output.txt", result.output)
         has_submission = self.run_dir.collect_submission(node.id)
         submission_problem = (
-            task.check_submission(self.run_dir.node_dir(node.id) / SUBMISSION)
+            self._submission_problem(node.id)
             if has_submission
             else "no submission/submission.csv was written"
         )
@@ -340,6 +341,14 @@ class Search:
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
                     "bug_reason": verdict.bug_reason, "summary": verdict.summary}
         )  # fmt: skip
+
+    def _submission_problem(self, node_id: int) -> str | None:
+        """The format check, on a file the host can afford to read (the solution is hostile)."""
+        path = self.run_dir.node_dir(node_id) / SUBMISSION
+        size = path.stat().st_size
+        if size > MAX_SUBMISSION_BYTES:
+            return f"submission.csv is {size} bytes, over the {MAX_SUBMISSION_BYTES}-byte cap"
+        return self.parts.task.check_submission(path)
 
     async def _execute(self, node: Node) -> ExecResult:
         timeout = self.settings.exec_timeout_s

@@ -62,6 +62,10 @@ def test_run_writes_the_run_dir_contract(tmp_path: Path, data_dir: Path) -> None
     assert meta["schema_version"] == "1" and meta["podium_version"] == podium.__version__
 
 
+# A sparse 2 GiB file: the host must refuse it without reading it.
+HUGE_SUBMISSION = "open('submission/submission.csv', 'wb').truncate(2 * 1024**3)"
+
+
 def test_failing_nodes_count_as_steps_and_never_stop_the_run(
     tmp_path: Path, data_dir: Path
 ) -> None:
@@ -73,11 +77,12 @@ def test_failing_nodes_count_as_steps_and_never_stop_the_run(
             node_answers(solution(error="ValueError('boom')")),  # the solution raises
             node_answers(solution(None), metric=None),  # no metric anywhere
             node_answers(solution(0.5, submit=False)),  # no submission
+            node_answers(solution(0.5, submit=False, extra=HUGE_SUBMISSION)),
             node_answers(solution(0.9)),
         ],
     )
     result = podium.run(
-        run_config(script, tmp_path / "run", data_dir, steps=6, search={"num_drafts": 6})
+        run_config(script, tmp_path / "run", data_dir, steps=7, search={"num_drafts": 7})
     )
     nodes = Journal.open(tmp_path / "run" / "journal.sqlite").nodes()
     reasons = [n.bug_reason for n in nodes]
@@ -86,9 +91,10 @@ def test_failing_nodes_count_as_steps_and_never_stop_the_run(
     assert reasons[2] == "ValueError: boom"
     assert reasons[3] is not None and "no VALIDATION_METRIC" in reasons[3]
     assert reasons[4] == "no submission/submission.csv was written"
-    assert reasons[5] is None and nodes[5].metric is not None
-    assert result.summary["steps"] == 6 and result.summary["buggy_nodes"] == 5
-    assert result.final is not None and result.final.id == 6
+    assert reasons[5] == "submission.csv is 2147483648 bytes, over the 1073741824-byte cap"
+    assert reasons[6] is None and nodes[6].metric is not None
+    assert result.summary["steps"] == 7 and result.summary["buggy_nodes"] == 6
+    assert result.final is not None and result.final.id == 7
 
 
 def test_metric_comes_from_the_line_then_the_review_and_direction_from_the_task(
