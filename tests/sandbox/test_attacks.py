@@ -359,8 +359,12 @@ def test_writing_system_directories_is_refused(host: Host) -> None:
     assert not leaked
     for key in ("etc", "usr", "venv", "site_packages"):
         assert got[key] in (EROFS, EACCES), (key, got)
-    # The repo holds the venv, so its directory exists inside, on the read-only root.
-    assert got["repo"] in (EROFS, EACCES, ENOENT), got
+    # The repo holds the venv, so its directory exists inside, on the read-only root; a clone
+    # under /tmp (CI's) is shadowed by the private /tmp, where the write lands (not leaked above).
+    allowed = (
+        (EROFS, EACCES, ENOENT, "ok 5") if REPO.is_relative_to("/tmp") else (EROFS, EACCES, ENOENT)
+    )
+    assert got["repo"] in allowed, got
 
 
 def test_writing_the_host_tmp(kind: str, host: Host) -> None:
