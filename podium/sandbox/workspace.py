@@ -29,7 +29,8 @@ class Slot:
 
     @classmethod
     def create(cls, scratch: Path, input_dir: Path) -> Slot:
-        root = scratch / f"slot-{os.getpid()}-{next(_slots)}"
+        # Absolute: bwrap resolves bind sources against its own cwd, which is the slot.
+        root = scratch.resolve() / f"slot-{os.getpid()}-{next(_slots)}"
         for sub in OUTPUT_DIRS:
             (root / sub).mkdir(parents=True)
         return cls(root, input_dir)

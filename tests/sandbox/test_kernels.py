@@ -240,3 +240,17 @@ def test_environment_reports_python_and_data_science_packages(kind: str) -> None
     assert env.python_version == platform.python_version()
     for dist in ("numpy", "pandas", "scikit-learn"):
         assert env.packages.get(dist) == importlib.metadata.version(dist)
+
+
+def test_relative_paths_work_as_the_default_run_dir_gives_them(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("data").mkdir()
+    Path("data/train.csv").write_text("id\n1\n")
+    ws = Workspace(root=Path("runs/x/nodes/1"), input_dir=Path("data"))
+    code = "print(open('input/train.csv').read().split()[-1])\nopen('submission/s.csv', 'w')\n1"
+    result, _ = run(code, ws, kind)
+    assert result.status is ExecStatus.OK, result.output
+    assert result.output == "1\n1\n"
+    assert (tmp_path / "runs/x/nodes/1/submission/s.csv").is_file()
