@@ -25,6 +25,7 @@ from podium.sandbox.pool import KernelPool
 from podium.sandbox.workspace import Slot
 
 PREIMPORT_TIMEOUT_S = 120.0
+COLD_SCRATCH = ".podium-slots"  # in the workspace, for a kernel started without the pool
 
 
 class Guard:
@@ -139,7 +140,7 @@ class KernelSandbox(Sandbox):
             if await prepared.kernel.is_alive():
                 return prepared
             await self._dispose(prepared)
-        scratch = workspace.root / ".podium-slots"
+        scratch = workspace.root / COLD_SCRATCH
         scratch.mkdir(parents=True, exist_ok=True)
         return await self._prepare(scratch, workspace.input_dir, ())
 
@@ -175,7 +176,7 @@ class KernelSandbox(Sandbox):
         """Outputs into the node dir now (the kernel is dead); the rest in the background."""
         prepared.slot.hand_over(workspace)
         prepared.kernel.on_cleanup.append(lambda: self._release(prepared))
-        scratch = workspace.root / ".podium-slots"
+        scratch = workspace.root / COLD_SCRATCH
         if prepared.slot.root.parent == scratch:
             prepared.kernel.on_cleanup.append(lambda: _remove_empty(scratch))
         self._reaper.clean_up(prepared.kernel)
