@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,40 @@ def podium_popen(*args: str, env: Mapping[str, str] | None = None) -> subprocess
         env=dict(env) if env is not None else cli_env(),
         cwd=REPO,
     )
+
+
+# --- processes on the host (kernels, bwrap, what solutions start) --------------------------
+
+
+def process_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (absent, or a zombie nobody has reaped yet)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return bool(re.search(r"^State:\s+Z", status, re.MULTILINE))
+
+
+def wait_gone(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if process_gone(pid):
+            return True
+        time.sleep(0.05)
+    return process_gone(pid)
+
+
+def processes() -> dict[int, tuple[int, list[str]]]:
+    """Every process on the host: pid → (parent pid, argv)."""
+    table = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")[:-1]
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        table[int(entry.name)] = (ppid, [a.decode(errors="replace") for a in argv])
+    return table

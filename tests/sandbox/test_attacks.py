@@ -43,7 +43,7 @@ from podium.sandbox import (
     cgroups,
 )
 from podium.sandbox.bwrap import DISK_WATCH_EVERY_S
-from tests.support import REPO, cli_env
+from tests.support import REPO, cli_env, process_gone, processes
 
 _BWRAP_PROBLEM = bwrap_problem()
 _CGROUPS = cgroups.detect()
@@ -134,31 +134,6 @@ def outcomes(result: ExecResult) -> dict[str, str]:
 
 def attack(kind: str, ws: Workspace, setup: str = "", **attempts: str) -> dict[str, str]:
     return outcomes(run(kind, ws, attack_code(setup, **attempts)))
-
-
-def process_gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent, or a zombie nobody has reaped yet)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return bool(re.search(r"^State:\s+Z", status, re.MULTILINE))
-
-
-def processes() -> dict[int, tuple[int, list[str]]]:
-    """Every process on the host: pid → (parent pid, argv)."""
-    table = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")[:-1]
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        table[int(entry.name)] = (ppid, [a.decode(errors="replace") for a in argv])
-    return table
 
 
 def descendants(root: int) -> dict[int, list[str]]:

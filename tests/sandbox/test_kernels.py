@@ -16,6 +16,7 @@ import pytest
 from podium.interfaces import Limits, Workspace
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import BwrapSandbox, KernelSandbox, LocalSandbox, SandboxOptions
+from tests.support import process_gone, wait_gone
 
 pytestmark = pytest.mark.slow
 
@@ -61,28 +62,6 @@ def run(
     t0 = time.perf_counter()
     result = asyncio.run(go())
     return result, time.perf_counter() - t0
-
-
-def process_gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent, or a zombie nobody has reaped yet)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return bool(re.search(r"^State:\s+Z", status, re.MULTILINE))
-
-
-def wait_gone(pid: int, within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if process_gone(pid):
-            return True
-        time.sleep(0.05)
-    return process_gone(pid)
 
 
 def test_output_at_every_level_is_captured_and_runs_in_the_workspace(

@@ -10,6 +10,7 @@ import pytest
 from podium.interfaces import Limits, Workspace
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import BwrapSandbox, SandboxOptions
+from tests.support import processes
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +29,11 @@ def bwrap_processes(marker: Path) -> int:
 
     Each sandbox is two bwrap processes (outside, and pid 1 inside); the outer one is counted.
     """
-    found: dict[int, int] = {}  # pid -> parent pid
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if argv[0].endswith(b"bwrap") and any(str(marker).encode() in a for a in argv):
-            found[int(proc.name)] = ppid
+    found = {
+        pid: ppid
+        for pid, (ppid, argv) in processes().items()
+        if argv and argv[0].endswith("bwrap") and any(str(marker) in a for a in argv)
+    }
     return sum(1 for ppid in found.values() if ppid not in found)
 
 
