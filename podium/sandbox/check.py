@@ -45,11 +45,13 @@ async def _kernel_line(options: SandboxOptions) -> CheckLine:
             await sandbox.aclose()
     if result.failed:
         return CheckLine("kernel", False, f"{result.error_name}: {result.error_value}")
+    interfaces = result.output.strip()
+    isolated = interfaces == "1"
     return CheckLine(
         "kernel",
-        True,
-        f"ipykernel over ipc started in {result.kernel_start_s:.2f} s; "
-        f"network interfaces inside: {result.output.strip()} (loopback only)",
+        isolated,
+        f"ipykernel over ipc started in {result.kernel_start_s:.2f} s; network interfaces "
+        f"inside: {interfaces} ({'loopback only' if isolated else 'NOT isolated'})",
     )
 
 
