@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -37,24 +35,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
+
 import podium  # noqa: E402
 from podium.scaffolds import Journal  # noqa: E402
 from tests.support import TOY_TASK, node_answers, run_config, solution, write_script  # noqa: E402
 
 SANDBOX = {"warm_pool": False}
-
-
-def machine() -> dict[str, object]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "podium": podium.__version__}  # fmt: skip
 
 
 async def _bare_kernel_loop(nodes: int, cwd: Path) -> list[float]:

@@ -50,9 +50,7 @@ import asyncio
 import datetime
 import json
 import os
-import platform
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -66,7 +64,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import podium  # noqa: E402
+from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
+
 from podium.interfaces import Limits, Workspace  # noqa: E402
 from podium.sandbox import BwrapSandbox, KernelSandbox, LocalSandbox, SandboxOptions  # noqa: E402
 from podium.sandbox.kernel import LiveKernel  # noqa: E402
@@ -327,30 +326,8 @@ async def measure(repeats: int, preimports: tuple[str, ...]) -> list[Series]:
 # --- report -------------------------------------------------------------------------------------
 
 
-def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    bwrap = shutil.which("bwrap")
-    bwrap_version = "none"
-    if bwrap:
-        bwrap_version = subprocess.run([bwrap, "--version"], capture_output=True, text=True)
-        bwrap_version = bwrap_version.stdout.strip()
-    return {
-        "cpu": cpu,
-        "nproc": len(os.sched_getaffinity(0)),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "podium": podium.__version__,
-        "bwrap": bwrap_version,
-        "bwrap_limits": make_sandbox("b").describe(),
-        "loadavg_at_start": Path("/proc/loadavg").read_text().split()[:3],
-    }
+def machine_info() -> dict[str, Any]:
+    return {**machine(), "bwrap_limits": make_sandbox("b").describe()}
 
 
 def evaluate(by: Callable[[str, str], Series]) -> list[dict[str, Any]]:
@@ -409,7 +386,7 @@ def main() -> None:
     args = parser.parse_args()
     preimports = tuple(m for m in args.preimports.split(",") if m)
     _account_kills()
-    info = machine()
+    info = machine_info()
     started = datetime.datetime.now().astimezone()
     series = asyncio.run(measure(args.repeats, preimports))
     found = {(s.config, s.snippet): s for s in series}
