@@ -48,19 +48,63 @@ class RunDirError(UserError):
 
 
 class ModelError(PodiumError):
-    """A model call failed. The node that made it is finished as buggy; the run goes on."""
+    """A model call failed. The node that made it is finished as buggy; the run goes on.
 
-    def __init__(self, message: str, provider: str = "") -> None:
+    The message names the provider; ``hint`` (optional) says what to do about it. Backends
+    raise a subclass when they know more, because the caller acts on the class:
+    """
+
+    def __init__(self, message: str, provider: str = "", hint: str | None = None) -> None:
         super().__init__(message)
         self.provider = provider
+        self.hint = hint
+        self.attempts = 1  # tries made under the retry policy, set by the caller
 
 
-class ModelAuthError(ModelError):
-    """The provider rejected the credentials: every later call would fail too, so the run stops."""
+class ModelTransientError(ModelError):
+    """Worth another try (rate limit, timeout, lost connection, 5xx, a garbled answer).
+
+    Podium's one retry policy retries these, waiting ``retry_after`` seconds when the provider
+    said so; backends must not retry by themselves.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        provider: str = "",
+        hint: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, provider, hint)
+        self.retry_after = retry_after
+
+
+class ModelContextLengthError(ModelError):
+    """The prompt is longer than the model's context: the operator trims it and asks once more."""
+
+
+class ModelFatalError(ModelError):
+    """Every later call would fail the same way (bad key, no access, unknown model): the run
+    stops instead of burning its steps."""
+
+
+class ModelAuthError(ModelFatalError):
+    """The provider rejected the credentials (or none were found)."""
+
+
+class ReplayMissError(ModelFatalError):
+    """``--replay`` has no recorded answer for a request: the run has diverged from the record."""
 
 
 class ScriptExhaustedError(ModelError):
     """A scripted backend has no answer left for the request."""
+
+
+class CostLimitReached(PodiumError):
+    """A model call could push spending past ``budget.cost``: it is not made and the run stops.
+
+    The node that wanted it stays unfinished, so ``podium resume --cost <more>`` re-runs it.
+    """
 
 
 class SandboxError(PodiumError):

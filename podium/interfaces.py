@@ -75,16 +75,32 @@ class Benchmark(ABC):
 
 
 class Backend(ABC):
-    """A chat model. One instance serves one model name for a whole run.
+    """A chat model. One instance serves one model name (``provider/model``) for a whole run.
 
-    Implementations translate :class:`ModelRequest` to their provider's wire format, report usage
-    and USD cost, and raise :class:`podium.errors.ModelError` (or a subclass) on failure.
+    Implementations translate :class:`ModelRequest` to their provider's wire format and back,
+    report usage with its USD cost, and turn every failure into a
+    :class:`podium.errors.ModelError` subclass: ``ModelTransientError`` (Podium retries it),
+    ``ModelContextLengthError``, ``ModelFatalError``/``ModelAuthError`` (the run stops), or plain
+    ``ModelError`` (this node fails). They make one attempt per ``complete``: retries, the
+    per-provider concurrency cap, recording and the cost budget belong to Podium.
     """
 
     model: str
 
+    @property
+    def provider(self) -> str:
+        """Calls to one provider share a concurrency cap; by default the model name's prefix."""
+        return self.model.replace(":", "/").split("/", 1)[0]
+
     @abstractmethod
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    def max_cost_usd(self, request: ModelRequest) -> float | None:
+        """The most this request could cost, checked against ``--cost`` before it is sent.
+
+        ``None`` (the default) means unknown: the budget is then only checked between calls.
+        """
+        return None
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
         """Release connections; called once when the run ends."""

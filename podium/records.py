@@ -84,16 +84,33 @@ class ModelRequest(Record):
     meta: RequestMeta = Field(default_factory=RequestMeta)
 
 
+Finish = Literal["stop", "length", "tool_call", "other"]
+
+
 class ModelResponse(Record):
+    """A model's answer. ``finish`` is ``length`` when the token limit cut it off.
+
+    ``replayed`` marks an answer taken from a recorded run (``--replay``), not bought now.
+    """
+
     text: str = ""
     tool_call: ToolCall | None = None
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     model: str = ""
+    finish: Finish = "stop"
+    replayed: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish == "length"
 
 
 class ModelCall(Record):
-    """One recorded model call, kept in the journal for replay and for the viewer."""
+    """One recorded model call, kept in the journal for replay and for the viewer.
+
+    ``attempts`` counts tries under the retry policy; ``error`` is the final failure, if any.
+    """
 
     node_id: int
     role: Literal["code", "review"]
@@ -101,6 +118,8 @@ class ModelCall(Record):
     request: ModelRequest
     response: ModelResponse | None = None
     error: str | None = None
+    model: str = ""
+    attempts: int = 1
     started_at: datetime = Field(default_factory=utcnow)
 
 

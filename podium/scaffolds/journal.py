@@ -22,7 +22,7 @@ from typing import Any
 
 from podium.errors import RunDirError
 from podium.failpoints import failpoint
-from podium.records import ModelCall, Node, NodeState
+from podium.records import ModelCall, Node, NodeState, Usage
 
 SCHEMA_VERSION = 1
 
@@ -206,6 +206,28 @@ class Journal:
             "WHERE n.state='done' GROUP BY c.role"
         ).fetchall()
         return {role: int(count) for role, count in rows}
+
+    def spent(self) -> list[tuple[str, str, Usage]]:
+        """(role, model, usage) of every answered call, discarded nodes' included: all of it
+        was paid for. Summed in SQL so the prompts stored beside are never decoded."""
+        fields = ", ".join(
+            f"SUM(COALESCE(json_extract(d, '$.response.usage.{f}'), 0))"
+            for f in ("input_tokens", "output_tokens", "cost_usd")
+        )
+        rows = self._db.execute(
+            f"SELECT role, model, {fields}, COUNT(*) FROM ("
+            "  SELECT json_extract(data, '$.role') AS role, json_extract(data, '$.model') AS model,"
+            "         data AS d FROM calls"
+            "  UNION ALL"
+            "  SELECT json_extract(value, '$.role'), json_extract(value, '$.model'), value"
+            "  FROM discarded, json_each(discarded.calls)"
+            ") WHERE json_extract(d, '$.response') IS NOT NULL GROUP BY role, model"
+        ).fetchall()
+        return [
+            (role, model or "", Usage(input_tokens=int(i), output_tokens=int(o),
+                                      cost_usd=float(c), calls=int(n)))
+            for role, model, i, o, c, n in rows
+        ]  # fmt: skip
 
     def next_node_id(self) -> int:
         row = self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM nodes").fetchone()

@@ -21,10 +21,16 @@ import asyncio
 import contextlib
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from podium.errors import ModelAuthError, ModelError, PluginError, SandboxError
+from podium.errors import (
+    CostLimitReached,
+    ModelError,
+    ModelFatalError,
+    PluginError,
+    SandboxError,
+)
 from podium.failpoints import failpoint
 from podium.interfaces import (
     Backend,
@@ -38,6 +44,7 @@ from podium.interfaces import (
     Task,
     Workspace,
 )
+from podium.plugins import ModelGateway
 from podium.records import (
     Action,
     ExecResult,
@@ -55,6 +62,7 @@ from podium.scaffolds import review
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.rundir import SUBMISSION, RunDir
+from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
 
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
@@ -89,6 +97,7 @@ class SearchParts:
     review_model: Backend | None  # None: judged by the metric line and hard checks alone
     prompts: Prompts
     events: RunEvents
+    gateway: ModelGateway = field(default_factory=ModelGateway)
 
 
 @dataclass(frozen=True)
@@ -113,13 +122,14 @@ class Search:
         if rng_state is not None:
             self.rng.setstate(rng_state)
         self.discarded = journal.discard_unfinished()
-        self.usage = Usage()
+        self.spending = Spending(settings.cost_usd, journal.spent())
         for node in journal.nodes(NodeState.DONE):
             self._admit(node)
         self.seq: dict[str, int] = journal.call_counts()
         self.next_id = journal.next_node_id()
         self.in_flight: dict[asyncio.Task[Node], Node] = {}
         self.stop_reason: str | None = None
+        self.stop_detail: str | None = None  # e.g. why the cost budget stopped the run
         self.error: str | None = None
         self.sandbox_failures = 0
         self._started = time.monotonic()
@@ -142,7 +152,7 @@ class Search:
             return "steps"
         if (left := self.time_left()) is not None and left <= 0:
             return "time"
-        if s.cost_usd is not None and self.usage.cost_usd >= s.cost_usd:
+        if self.spending.exhausted:
             return "cost"
         return None
 
@@ -222,6 +232,9 @@ class Search:
         if isinstance(exc, StopRun):
             self.stop_reason, self.error = "error", str(exc)
             return
+        if isinstance(exc, CostLimitReached):
+            self.stop_reason, self.stop_detail = "cost", str(exc)
+            return
         if exc is not None:
             raise exc
         node = task.result()
@@ -236,7 +249,6 @@ class Search:
 
     def _admit(self, node: Node) -> None:
         self.tree.add(node)
-        self.usage += node.usage
         self.parts.strategy.observe(node, self.tree)
 
     def _publish(self, final: Node | None) -> None:
@@ -262,7 +274,8 @@ class Search:
             node = await self._propose(node, client)
             if node.bug_reason is None:
                 node = await self._execute_and_review(node, client)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, CostLimitReached):
+            # Left unfinished: a resume (with a larger budget) runs this node again.
             interrupted = node.model_copy(update={"state": NodeState.INTERRUPTED})
             with contextlib.suppress(Exception):
                 self.journal.update(interrupted, self.elapsed())
@@ -291,10 +304,12 @@ class Search:
         problem: str | None = None
         try:
             proposal = await self.parts.operators.propose(ctx)
-        except ModelAuthError as exc:
-            raise StopRun(f"model authentication failed: {exc}") from exc
+        except ModelFatalError as exc:
+            raise StopRun(_fatal_message(exc)) from exc
         except ModelError as exc:
             proposal, problem = Proposal("", ""), f"model call failed: {exc}"
+        except CostLimitReached:
+            raise
         except Exception as exc:
             proposal = Proposal("", "")
             problem = f"operator {node.operator} failed: {type(exc).__name__}: {exc}"
@@ -334,8 +349,8 @@ class Search:
                 opinion = await review.ask_model(
                     task, node.code, result, client, self.parts.prompts
                 )
-            except ModelAuthError as exc:
-                raise StopRun(f"model authentication failed: {exc}") from exc
+            except ModelFatalError as exc:
+                raise StopRun(_fatal_message(exc)) from exc
         verdict = review.judge(task, result, opinion, submission_problem)
         return node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
@@ -370,6 +385,10 @@ class Search:
         return result
 
 
+def _fatal_message(exc: ModelFatalError) -> str:
+    return f"{exc} ({exc.hint})" if exc.hint else str(exc)
+
+
 def _action_of(node: Node) -> Action:
     return Action(operator=node.operator, parent_ids=node.parent_ids)
 
@@ -393,17 +412,24 @@ class _RecordingClient:
         backend = s.parts.code_model if role == "code" else s.parts.review_model
         if backend is None:
             raise ModelError(f"this run has no {role} model")
-        call = ModelCall(node_id=self.node_id, role=role, seq=seq, request=request)
+        call = ModelCall(
+            node_id=self.node_id, role=role, seq=seq, request=request, model=backend.model
+        )
+        held = s.spending.reserve(backend, request, role)
         t0 = time.perf_counter()
         try:
-            response = await backend.complete(request)
+            response, attempts = await s.parts.gateway.complete(backend, request)
         except ModelError as exc:
-            s.journal.record_call(call.model_copy(update={"error": str(exc)}))
+            s.journal.record_call(
+                call.model_copy(update={"error": str(exc), "attempts": exc.attempts})
+            )
             raise
         finally:
+            s.spending.release(held)
             self._add_time(role, time.perf_counter() - t0)
         failpoint("model.call")  # crash with an answer received but not yet recorded
-        s.journal.record_call(call.model_copy(update={"response": response}))
+        s.journal.record_call(call.model_copy(update={"response": response, "attempts": attempts}))
+        s.spending.add(role, backend.model, response.usage)
         self.usage += response.usage
         return response
 

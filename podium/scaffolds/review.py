@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from podium.errors import ModelAuthError, ModelError
+from podium.errors import ModelError, ModelFatalError
 from podium.interfaces import ModelClient, Task
 from podium.records import ExecResult, ExecStatus, Message, Metric, ModelRequest, ToolSpec
 from podium.scaffolds.prompts import Prompts
@@ -101,7 +101,7 @@ async def ask_model(
     )
     try:
         response = await model.ask(request, role="review")
-    except ModelAuthError:
+    except ModelFatalError:
         raise
     except ModelError as exc:
         return f"review call failed: {exc}"

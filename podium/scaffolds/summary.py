@@ -30,7 +30,8 @@ def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> 
         "best_metric": final.metric.value if final and final.metric else None,
         "lower_is_better": tree.lower_is_better,
         "elapsed_s": round(search.elapsed(), 3),
-        "usage": search.usage.model_dump(),
+        "stop_detail": search.stop_detail,
+        "usage": search.spending.report(),
         "discarded_nodes": search.journal.discarded_count(),
         "updated_at": utcnow().isoformat(),
         "versions": {
