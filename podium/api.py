@@ -27,8 +27,17 @@ from podium.benchmarks import resolve_task
 from podium.config import RunConfig, config_error, read_toml, validate_config
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
 from podium.interfaces import Backend, OperatorSet, RunInfo, Sandbox, Strategy, Task
-from podium.plugins import PodiumPluginManager, Registry, create_plugin_manager
-from podium.records import GradeReport, Node
+from podium.plugins import (
+    ModelGateway,
+    PodiumPluginManager,
+    Registry,
+    RetryPolicy,
+    create_plugin_manager,
+)
+from podium.plugins.backends.answers import RecordedAnswer
+from podium.plugins.backends.replay import ReplayBackend
+from podium.recorded import load_recorded, recorded_models
+from podium.records import GradeReport, Message, ModelRequest, Node
 from podium.scaffolds import Journal, LoopSettings, Prompts, RunDir, Search, SearchParts
 from podium.scaffolds.rundir import SUBMISSION
 from podium.scaffolds.summary import summarize
@@ -107,7 +116,10 @@ async def _run(
     on_start: StartCallback | None,
 ) -> RunResult:
     pm = create_plugin_manager(builtin_plugins(), cfg.plugins)
-    parts = _resolve(cfg, Registry(pm))
+    replayed = _replay_source(cfg)
+    if replayed is not None:
+        cfg = replayed.config
+    parts = _resolve(cfg, Registry(pm), replayed)
     await parts.sandbox.environment()  # a broken sandbox.python stops here, before any file
     task = parts.task
     rd = existing or RunDir(default_run_dir(cfg, task))
@@ -157,6 +169,7 @@ class _Parts:
     code_model: Backend | None
     review_model: Backend | None
     prompts: Prompts
+    gateway: ModelGateway
 
     def search_parts(self, events: _Events) -> SearchParts:
         return SearchParts(
@@ -168,6 +181,7 @@ class _Parts:
             review_model=self.review_model,
             prompts=self.prompts,
             events=events,
+            gateway=self.gateway,
         )
 
     async def aclose(self) -> None:
@@ -177,30 +191,92 @@ class _Parts:
                     await part.aclose()
 
 
-def _resolve(cfg: RunConfig, registry: Registry) -> _Parts:
+def _resolve(cfg: RunConfig, registry: Registry, replayed: _Replay | None = None) -> _Parts:
     """Every name in the config → an object. Names are checked before the task is prepared."""
     strategy = build_strategy(cfg, registry)
     if not cfg.model.name:
         raise UnknownNameError(
             "no model given", hint=f"use --model; available: {registry.model_choices()}"
         )
-    options = cfg.model.model_dump()
     own_operators = registry.model_operator_set(cfg.model.name)
     code_model: Backend | None = None
     review_model: Backend | None = None
     if own_operators is None:  # a chat model: it writes the code and reviews it
-        code_model = registry.backend(cfg.model.name, options)
+        code_model = _backend(cfg, registry, cfg.model.name, "code", replayed)
     if cfg.model.review and cfg.model.review != cfg.model.name:
-        review_model = registry.backend(cfg.model.review, options)
+        review_model = _backend(cfg, registry, cfg.model.review, "review", replayed)
+    elif replayed is not None and code_model is not None:
+        review_model = _backend(cfg, registry, cfg.model.name, "review", replayed)
     else:
         review_model = code_model
+    _check_cost_budget(cfg, code_model, review_model)
     spec = own_operators or registry.operator_set(cfg.search.operators)
     operators = spec.create({"memory_chars": cfg.search.memory_chars, "prompts": cfg.prompts})
     sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
     task = resolve_task(cfg.task, registry, cfg.data_dir)
+    m = cfg.model
+    policy = RetryPolicy(attempts=m.max_attempts, total_s=m.retry_time, first_wait_s=m.retry_wait)
     return _Parts(
-        task, strategy, operators, sandbox, code_model, review_model, Prompts(cfg.prompts)
-    )
+        task, strategy, operators, sandbox, code_model, review_model, Prompts(cfg.prompts),
+        ModelGateway(policy, m.concurrency),
+    )  # fmt: skip
+
+
+def _backend(
+    cfg: RunConfig, registry: Registry, name: str, role: str, replayed: _Replay | None
+) -> Backend:
+    """The backend for ``name``; under ``--replay``, one answering ``role`` from the record."""
+    options = cfg.model.model_dump()
+    if replayed is None:
+        return registry.backend(name, options)
+    live = (lambda: registry.backend(name, options)) if cfg.model.replay_miss == "live" else None
+    role_answers = [a for a in replayed.answers if a.role == role]
+    return ReplayBackend(name, role_answers, str(cfg.model.replay), live)
+
+
+@dataclass(frozen=True)
+class _Replay:
+    config: RunConfig  # with the recorded model names filled in
+    answers: list[RecordedAnswer]
+
+
+def _replay_source(cfg: RunConfig) -> _Replay | None:
+    """``--replay SOURCE``: its recorded calls, and the models that made them.
+
+    Unless the user names models, the run uses the recorded ones, so ``--replay-miss live``
+    asks the same model the record came from.
+    """
+    if cfg.model.replay is None:
+        return None
+    recorded = load_recorded(Path(cfg.model.replay).expanduser())
+    if not any(a.request for a in recorded):
+        raise UserError(
+            f"--replay {cfg.model.replay}: no recorded model calls to answer from",
+            hint="a run with the baseline model makes none; a scripted file without requests "
+            "is used with --model scripted:FILE",
+        )
+    models = recorded_models(recorded)
+    model = cfg.model
+    if model.name == "baseline" and "code" in models:
+        review = models.get("review")
+        model = model.model_copy(
+            update={"name": models["code"], "review": review if review != models["code"] else None}
+        )
+    return _Replay(cfg.model_copy(update={"model": model}), recorded)
+
+
+def _check_cost_budget(cfg: RunConfig, *models: Backend | None) -> None:
+    """``--cost`` is enforced before each call, which needs each model's price."""
+    if cfg.budget.cost is None:
+        return
+    probe = ModelRequest(messages=[Message(role="user", content="price probe")])
+    for backend in models:
+        if backend is not None and backend.max_cost_usd(probe) is None:
+            raise ConfigError(
+                f"--cost cannot be enforced: no price is known for {backend.model}",
+                hint=f"give its price in USD per million tokens: -o "
+                f"'model.prices.\"{backend.model}\"={{input=1.0, output=3.0}}'",
+            )
 
 
 SANDBOX_SCRATCH = ".sandbox"  # kernel slots, on the node directories' filesystem

@@ -16,6 +16,7 @@ from podium import __version__
 from podium.errors import UserError
 from podium.interfaces import RunInfo
 from podium.records import GradeReport, Node
+from podium.redact import redact
 from podium.scaffolds import Search
 
 app = typer.Typer(
@@ -33,7 +34,7 @@ EXIT_INTERRUPTED = 130
 STOP_REASONS = {
     "steps": "step budget spent",
     "time": "time budget spent",
-    "cost": "cost budget spent",
+    "cost": "cost budget reached",
     "exhausted": "the strategy had nothing left to try",
     "interrupted": "interrupted",
     "error": "failed",
@@ -57,7 +58,7 @@ class _LineHandler(logging.Handler):
     """Log records as ``warning: message`` lines on stderr, like the CLI's own errors."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        err.print(f"{record.levelname.lower()}: {escape(record.getMessage())}")
+        err.print(f"{record.levelname.lower()}: {escape(redact(record.getMessage()))}")
 
 
 @app.callback()
@@ -75,6 +76,16 @@ def run(
     model: Annotated[str | None, typer.Option(help="Code model: provider/model.")] = None,
     review_model: Annotated[
         str | None, typer.Option(help="Review model (default: --model).")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="An OpenAI-compatible server: http://localhost:8000/v1.")
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(help="Answer model calls from this run dir's record (or exported JSONL)."),
+    ] = None,
+    replay_miss: Annotated[
+        str | None, typer.Option(help="A request the record lacks: error (default) or live.")
     ] = None,
     strategy: Annotated[str | None, typer.Option(help="Search strategy.")] = None,
     steps: Steps = None,
@@ -98,6 +109,7 @@ def run(
 
     flags: dict[str, Any] = {
         "task": task, "model.name": model, "model.review": review_model,
+        "model.base_url": base_url, "model.replay": replay, "model.replay_miss": replay_miss,
         "search.strategy": strategy, "budget.steps": steps, "budget.time": time,
         "budget.cost": cost, "exec.timeout": timeout, "workers": workers, "seed": seed,
         "sandbox.name": sandbox, "out": out_dir, "data_dir": data_dir, "preset": preset,
@@ -183,9 +195,12 @@ def plugins(plugins: Plugins = None) -> None:
 
 
 def _add_subcommands() -> None:
+    from podium.cli_models import calls_app, models_app
     from podium.cli_sandbox import sandbox_app
 
     app.add_typer(sandbox_app, name="sandbox")
+    app.add_typer(models_app, name="models")
+    app.add_typer(calls_app, name="calls")
 
 
 _add_subcommands()
@@ -269,10 +284,13 @@ def _finish(result: Any) -> None:
     direction = "lower is better" if s["lower_is_better"] else "higher is better"
     why = STOP_REASONS.get(s["stop_reason"], s["stop_reason"])
     out.print(
-        f"stopped: {why} — {s['steps']} steps, {s['buggy_nodes']} buggy, {s['elapsed_s']:.1f}s"
+        f"stopped: {why} — {s['steps']} steps, {s['buggy_nodes']} buggy, "
+        f"{s['elapsed_s']:.1f}s{_spent(s['usage'])}"
     )
+    if s.get("stop_detail"):
+        out.print(f"         {escape(s['stop_detail'])}")
     if s.get("error"):
-        err.print(f"error: {escape(s['error'])}")
+        err.print(f"error: {escape(redact(s['error']))}")
     if s["best_node"] is None:
         out.print("best: no good node yet")
     else:
@@ -289,13 +307,20 @@ def _finish(result: Any) -> None:
         raise typer.Exit(1)
 
 
+def _spent(usage: dict[str, Any]) -> str:
+    if not usage.get("calls"):
+        return ""
+    tokens = usage["input_tokens"] + usage["output_tokens"]
+    return f", {usage['calls']} model calls, {tokens:,} tokens, ${usage['cost_usd']:.4f}"
+
+
 def main() -> None:
     try:
         app()
     except UserError as exc:
-        err.print(f"error: {escape(exc.message)}")
+        err.print(f"error: {escape(redact(exc.message))}")
         if exc.hint:
-            err.print(f"hint: {escape(exc.hint)}")
+            err.print(f"hint: {escape(redact(exc.hint))}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")

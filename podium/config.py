@@ -13,10 +13,17 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from podium.errors import ConfigError
 from podium.sandbox import DEFAULT_PREIMPORTS, parse_bytes
@@ -49,14 +56,39 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class ModelPrice(Section):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class ModelSection(Section):
     name: str | None = Field(
         "baseline", description="code model: baseline (no key), provider/model, scripted:FILE"
     )
     review: str | None = Field(None, description="review model; defaults to the code model")
-    base_url: str | None = None
-    temperature: float | None = None
-    max_tokens: int | None = Field(None, gt=0)
+    base_url: str | None = Field(None, description="an OpenAI-compatible server, a proxy...")
+    api_key_env: str | None = Field(None, description="the variable holding the key")
+    temperature: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, gt=0, description="per answer")
+    timeout: Duration = Field(600.0, description="per request")
+    max_attempts: int = Field(6, ge=1, description="tries per call (rate limits, 5xx...)")
+    retry_time: Duration = Field(900.0, description="no retry starts later than this")
+    retry_wait: float = Field(1.0, gt=0, description="first backoff, doubled each retry")
+    concurrency: int = Field(8, ge=1, description="calls in flight per provider")
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict, description='{"openai/x" = {input = 0.5, output = 1.5}}'
+    )
+    replay: Path | None = Field(None, description="a run dir or exported JSONL to answer from")
+    replay_miss: Literal["error", "live"] = "error"
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError("must name an environment variable (the key itself never goes here)")
+        return value
 
 
 class SearchSection(Section):

@@ -109,7 +109,8 @@ class ModelResponse(Record):
 class ModelCall(Record):
     """One recorded model call, kept in the journal for replay and for the viewer.
 
-    ``attempts`` counts tries under the retry policy; ``error`` is the final failure, if any.
+    ``attempts`` counts tries under the retry policy; ``error`` is the final failure, if any
+    (``fatal``: one that stopped the run, such as a rejected key).
     """
 
     node_id: int
@@ -118,6 +119,7 @@ class ModelCall(Record):
     request: ModelRequest
     response: ModelResponse | None = None
     error: str | None = None
+    fatal: bool = False
     model: str = ""
     attempts: int = 1
     started_at: datetime = Field(default_factory=utcnow)

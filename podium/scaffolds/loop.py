@@ -420,9 +420,9 @@ class _RecordingClient:
         try:
             response, attempts = await s.parts.gateway.complete(backend, request)
         except ModelError as exc:
-            s.journal.record_call(
-                call.model_copy(update={"error": str(exc), "attempts": exc.attempts})
-            )
+            failed = {"error": str(exc), "attempts": exc.attempts,
+                      "fatal": isinstance(exc, ModelFatalError)}  # fmt: skip
+            s.journal.record_call(call.model_copy(update=failed))
             raise
         finally:
             s.spending.release(held)

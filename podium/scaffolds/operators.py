@@ -12,14 +12,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from podium.errors import ModelContextLengthError
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import Message, ModelRequest, Node
 from podium.scaffolds import data_preview, memory
-from podium.scaffolds.parsing import extract
+from podium.scaffolds.parsing import compiles, extract
 from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.review import direction, tail
 
 PARENT_OUTPUT_CHARS = 4000
+SHORT_PREVIEW_CHARS = 1500  # after a context-length error
+SHORT_OUTPUT_CHARS = 1000
 
 
 def format_duration(seconds: float) -> str:
@@ -84,17 +87,48 @@ class LLMOperators(OperatorSet):
             }
         return values
 
-    async def propose(self, ctx: OperatorContext) -> Proposal:
-        values = self.values(ctx)
-        request = ModelRequest(
+    def request(self, ctx: OperatorContext, values: Mapping[str, str]) -> ModelRequest:
+        return ModelRequest(
             messages=[
                 Message(role="system", content=self.prompts.render("system", values)),
                 Message(role="user", content=self.prompts.render(ctx.action.operator, values)),
             ]
         )
-        response = await ctx.model.ask(request, role="code")
+
+    async def propose(self, ctx: OperatorContext) -> Proposal:
+        values = self.values(ctx)
+        try:
+            response = await ctx.model.ask(self.request(ctx, values), role="code")
+        except ModelContextLengthError:  # once, with the parts that can go shortened
+            response = await ctx.model.ask(self.request(ctx, shortened(values)), role="code")
         parsed = extract(response.text)
-        return Proposal(plan=parsed.plan, code=parsed.code, problem=parsed.problem)
+        problem = parsed.problem
+        if response.truncated and not problem and not compiles(parsed.code):
+            problem = (
+                "the answer was cut off at the model's token limit: the code is incomplete "
+                "(raise model.max_tokens, or ask for shorter code)"
+            )
+        return Proposal(plan=parsed.plan, code=parsed.code, problem=problem)
+
+
+def shortened(values: Mapping[str, str]) -> dict[str, str]:
+    """The prompt values with memory left out and the long parts cut, for a context too small.
+
+    The task description and the code being fixed stay whole: without them nothing sensible
+    can come back.
+    """
+    short = dict(values)
+    short["memory"] = "(left out: the prompt was too long for the model)"
+    short["data_preview"] = _head(values.get("data_preview", ""), SHORT_PREVIEW_CHARS)
+    if "parent_output" in values:
+        short["parent_output"] = tail(values["parent_output"], SHORT_OUTPUT_CHARS)
+    if "debug_history" in values:
+        short["debug_history"] = "(left out: the prompt was too long for the model)"
+    return short
+
+
+def _head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "\n[... shortened]"
 
 
 def create(search: Mapping[str, Any]) -> LLMOperators:

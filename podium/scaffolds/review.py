@@ -8,13 +8,23 @@ submission) make a node buggy whatever the review says. The direction comes from
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from podium.errors import ModelError, ModelFatalError
+from podium.errors import ModelContextLengthError, ModelError, ModelFatalError
 from podium.interfaces import ModelClient, Task
-from podium.records import ExecResult, ExecStatus, Message, Metric, ModelRequest, ToolSpec
+from podium.records import (
+    ExecResult,
+    ExecStatus,
+    Message,
+    Metric,
+    ModelRequest,
+    ModelResponse,
+    ToolSpec,
+)
 from podium.scaffolds.prompts import Prompts
 
 METRIC_LINE = re.compile(
@@ -44,6 +54,8 @@ REVIEW_TOOL = ToolSpec(
 )
 OUTPUT_CHARS_FOR_REVIEW = 8000
 DESCRIPTION_CHARS_FOR_REVIEW = 4000
+SHORT_OUTPUT_CHARS = 2000  # after a context-length error
+SHORT_DESCRIPTION_CHARS = 1000
 
 
 def metric_from_output(output: str) -> float | str | None:
@@ -91,24 +103,19 @@ async def ask_model(
         "metric_name": task.metric_name,
         "direction": direction(task),
     }
-    request = ModelRequest(
-        messages=[
-            Message(role="system", content=prompts.render("review_system", values)),
-            Message(role="user", content=prompts.render("review", values)),
-        ],
-        tools=[REVIEW_TOOL],
-        tool_choice=REVIEW_TOOL.name,
-    )
     try:
-        response = await model.ask(request, role="review")
+        response = await _ask(model, prompts, values, task, result)
     except ModelFatalError:
         raise
     except ModelError as exc:
         return f"review call failed: {exc}"
     call = response.tool_call
-    if call is None or call.name != REVIEW_TOOL.name:
+    if call is not None and call.name == REVIEW_TOOL.name:
+        args = call.arguments
+    elif (found := review_from_text(response.text)) is not None:
+        args = found  # a model (or server) without tool calls answered in JSON text
+    else:
         return "the review model did not call submit_review"
-    args = call.arguments
     raw = args.get("metric")
     is_number = isinstance(raw, int | float) and not isinstance(raw, bool)
     metric = float(raw) if is_number and raw is not None else None
@@ -117,6 +124,45 @@ async def ask_model(
         summary=str(args.get("summary", "")).strip(),
         metric=metric if metric is not None and math.isfinite(metric) else None,
     )
+
+
+async def _ask(
+    model: ModelClient, prompts: Prompts, values: dict[str, str], task: Task, result: ExecResult
+) -> ModelResponse:
+    try:
+        return await model.ask(_request(prompts, values), role="review")
+    except ModelContextLengthError:  # once more, with the long parts cut
+        short = values | {
+            "task_description": tail(task.description, SHORT_DESCRIPTION_CHARS),
+            "output": tail(result.output, SHORT_OUTPUT_CHARS),
+        }
+        return await model.ask(_request(prompts, short), role="review")
+
+
+def _request(prompts: Prompts, values: dict[str, str]) -> ModelRequest:
+    return ModelRequest(
+        messages=[
+            Message(role="system", content=prompts.render("review_system", values)),
+            Message(role="user", content=prompts.render("review", values)),
+        ],
+        tools=[REVIEW_TOOL],
+        tool_choice=REVIEW_TOOL.name,
+    )
+
+
+def review_from_text(text: str) -> dict[str, Any] | None:
+    """The review's arguments written as a JSON object in the text (the last one that parses
+    and has ``is_bug``), for models that answer in prose instead of calling the function."""
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] | None = None
+    for start in (m.start() for m in re.finditer(r"\{", text)):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "is_bug" in value:
+            found = value
+    return found
 
 
 def direction(task: Task) -> str:

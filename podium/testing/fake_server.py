@@ -38,7 +38,7 @@ Responder = Callable[["Received"], Reply]
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The tool names both providers accept."""
 
-_POLL_S = 0.05  # how soon serve_forever notices stop(); the default 0.5 s would slow every test
+_POLL_S = 0.01  # how soon serve_forever notices stop(): the default 0.5 s would slow every test
 _ids = itertools.count(1)
 
 
@@ -196,6 +196,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # a burst of parallel clients must not overflow the backlog
 
     def __init__(self, fake: FakeServer) -> None:
         self.fake = fake
@@ -430,19 +431,19 @@ class FakeServer(ABC):
             return self.error_reply(500, f"fake server error: {type(exc).__name__}: {exc}")
 
     def _route(self, request: HttpRequest) -> HttpReply | None:
-        if request.path == self.completion_path:
-            if request.method != "POST":
-                return self.error_reply(405, f"Method {request.method} not allowed.")
-            return self._complete(request)
+        completion = request.path == self.completion_path
+        received = self._receive(request, count_hit=completion and request.method == "POST")
+        if completion and request.method == "POST":
+            return self._complete(received, request)
+        if completion:
+            return self.error_reply(405, f"Method {request.method} not allowed.")
         if request.path == self.models_path and request.method == "GET":
-            received = self._receive(request, count_hit=False)
             if not self._authorized(received):
                 return self._auth_failure(received)
             return self.json_reply(200, self._models_payload())
         return self.error_reply(404, f"Unknown request URL: {request.method} {request.path}.")
 
-    def _complete(self, request: HttpRequest) -> HttpReply | None:
-        received = self._receive(request, count_hit=True)
+    def _complete(self, received: Received, request: HttpRequest) -> HttpReply | None:
         if not self._authorized(received):
             return self._auth_failure(received)
         problems = self._problems(received, request)
@@ -457,6 +458,7 @@ class FakeServer(ABC):
         return self._render(reply, received)
 
     def _receive(self, request: HttpRequest, *, count_hit: bool) -> Received:
+        """Log the request (every one, whatever its path) before judging it."""
         auth, key = self._credentials(request.headers)
         received = Received(
             method=request.method,

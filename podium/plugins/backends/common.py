@@ -1,0 +1,188 @@
+"""What the builtin SDK backends share: options, the API key, prices and token limits, usage,
+and turning an HTTP failure into the right :class:`podium.errors.ModelError`.
+
+Provider modules keep only their wire format: how a :class:`ModelRequest` becomes a request
+body and how the answer comes back.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from podium.errors import (
+    ModelAuthError,
+    ModelContextLengthError,
+    ModelError,
+    ModelFatalError,
+    ModelTransientError,
+    UserError,
+)
+from podium.interfaces import Backend
+from podium.plugins import pricing
+from podium.records import ModelRequest, Usage
+from podium.redact import redact
+
+DEFAULT_TIMEOUT_S = 600.0
+ANTHROPIC_DEFAULT_MAX_TOKENS = 16384  # the API requires a value; more needs streaming
+CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "prompt is too long",
+    "too many tokens",
+    "input is too long",
+)
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """The ``model`` config section, as the builtin backends read it."""
+
+    base_url: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key_env: str | None = None
+    prices: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, options: Mapping[str, Any]) -> BackendOptions:
+        return cls(
+            base_url=options.get("base_url") or None,
+            timeout_s=float(options.get("timeout") or DEFAULT_TIMEOUT_S),
+            temperature=options.get("temperature"),
+            max_tokens=options.get("max_tokens"),
+            api_key_env=options.get("api_key_env") or None,
+            prices=options.get("prices") or {},
+        )
+
+
+class ChatBackend(Backend):
+    """Base of the builtin backends. Subclasses set ``provider_name`` and ``key_env``."""
+
+    provider_name: ClassVar[str]
+    key_env: ClassVar[str | None]
+    example: ClassVar[str]
+
+    def __init__(self, model_id: str, options: Mapping[str, Any]) -> None:
+        if not model_id:
+            raise UserError(
+                f"{self.provider_name}: no model named",
+                hint=f"--model {self.provider_name}/<model>, e.g. --model {self.example}",
+            )
+        self.model_id = model_id
+        self.model = f"{self.provider_name}/{model_id}"
+        self.options = BackendOptions.from_config(options)
+        self.info = pricing.model_info(self.model, model_id, self.options.prices)
+
+    # --- credentials ----------------------------------------------------------------------
+
+    @property
+    def key_variable(self) -> str | None:
+        return self.options.api_key_env or self.key_env
+
+    def api_key(self, required: bool = True) -> str | None:
+        """The key from the environment; missing and required is a one-line error."""
+        var = self.key_variable
+        key = os.environ.get(var) if var else None
+        if key or not required:
+            return key or None
+        raise UserError(
+            f"{self.provider_name}: no API key: {var} is not set",
+            hint=f"export {var}=...; or name another variable with -o model.api_key_env=NAME",
+        )
+
+    # --- tokens and money -----------------------------------------------------------------
+
+    def output_cap(self, request: ModelRequest) -> int | None:
+        """The answer's token limit sent to the provider (None: the provider's default)."""
+        return request.max_tokens or self.options.max_tokens
+
+    def max_cost_usd(self, request: ModelRequest) -> float | None:
+        if not self.info.priced:
+            return None
+        most_out = self.output_cap(request) or self.info.max_output_tokens or 32768
+        return self.info.cost(pricing.input_tokens_bound(request), most_out)
+
+    def usage(self, input_tokens: int | None, output_tokens: int | None, **estimate: str) -> Usage:
+        """Usage with its cost; a server that reports no counts gets a chars/4 estimate."""
+        i = input_tokens if input_tokens is not None else _tokens(estimate.get("prompt", ""))
+        o = output_tokens if output_tokens is not None else _tokens(estimate.get("answer", ""))
+        return Usage(input_tokens=i, output_tokens=o, cost_usd=self.info.cost(i, o), calls=1)
+
+    # --- failures -------------------------------------------------------------------------
+
+    def http_error(
+        self, status: int | None, message: str, headers: Mapping[str, str] | None = None
+    ) -> ModelError:
+        """The ModelError for a failed HTTP exchange (``status`` None: no answer at all)."""
+        name, msg = self.provider_name, redact(message)
+        where = f" at {self.options.base_url}" if self.options.base_url else ""
+        if status is None or status in (408, 409) or status >= 500:
+            code = f"{status} " if status else ""
+            return ModelTransientError(
+                f"{name}: {code}{msg}", name, retry_after=retry_after(headers or {})
+            )
+        if status == 429:
+            if "quota" in msg.lower() and "exceeded your current quota" in msg.lower():
+                return ModelFatalError(
+                    f"{name}: 429 {msg}", name, hint="the account is out of credit: check billing"
+                )
+            return ModelTransientError(
+                f"{name}: 429 rate limited: {msg}", name, retry_after=retry_after(headers or {})
+            )
+        if status == 401:
+            hint = f"check {self.key_variable}" if self.key_variable else "check the API key"
+            return ModelAuthError(f"{name}: API key rejected{where} (401): {msg}", name, hint)
+        if status == 403:
+            return ModelFatalError(
+                f"{name}: permission denied{where} (403): {msg}",
+                name,
+                hint=f"does this key have access to {self.model_id}?",
+            )
+        if status == 404:
+            return ModelFatalError(
+                f"{name}: unknown model {self.model_id!r}{where} (404): {msg}",
+                name,
+                hint=f"check the model name; try: podium models check {self.model}",
+            )
+        if status == 413 or looks_like_context_overflow(msg):
+            return ModelContextLengthError(f"{name}: prompt too long ({status}): {msg}", name)
+        return ModelError(f"{name}: the request was refused ({status}): {msg}", name)
+
+    def garbled(self, what: str) -> ModelTransientError:
+        return ModelTransientError(f"{self.provider_name}: unreadable answer: {redact(what)}", "")
+
+
+def looks_like_context_overflow(message: str) -> bool:
+    text = message.lower()
+    return any(marker in text for marker in CONTEXT_MARKERS)
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    if (ms := lower.get("retry-after-ms")) is not None:
+        try:
+            return max(float(ms) / 1000, 0.0)
+        except ValueError:
+            pass
+    raw = lower.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    when = email.utils.parsedate_to_datetime(raw) if raw.strip() else None
+    return max(when.timestamp() - time.time(), 0.0) if when else None
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)

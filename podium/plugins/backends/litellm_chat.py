@@ -1,0 +1,101 @@
+"""The ``litellm`` backend: ``litellm/<anything litellm accepts>`` (gemini/..., bedrock/...,
+ollama/..., openai/...), keys read by litellm from each provider's usual variable.
+
+litellm is imported here, when a user picks it: the import takes seconds, and without
+``LITELLM_LOCAL_MODEL_COST_MAP`` set first it downloads a price map from the network. Its own
+retries are off; its exceptions subclass openai's, so they are classified the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before the import, always
+
+import litellm
+import openai
+
+from podium.errors import ModelContextLengthError, UserError
+from podium.plugins.backends.common import ChatBackend
+from podium.plugins.backends.openai_chat import (
+    describe_connection_error,
+    from_chat_completion,
+)
+from podium.records import ModelRequest, ModelResponse
+
+litellm.suppress_debug_info = True
+litellm.telemetry = False
+logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+
+
+class LiteLLMBackend(ChatBackend):
+    provider_name = "litellm"
+    key_env = None  # litellm knows each provider's variable
+    example = "litellm/gemini/gemini-2.5-pro"
+
+    def __init__(self, model_id: str, options: Mapping[str, Any]) -> None:
+        super().__init__(model_id, options)
+        self.key = self.api_key(required=False) if self.options.api_key_env else None
+        if self.key is None and self.options.base_url is None:
+            found = litellm.validate_environment(model=model_id)
+            missing = found.get("missing_keys") or []
+            if not found.get("keys_in_environment", True) and missing:
+                raise UserError(
+                    f"litellm: no API key for {model_id}: set {' or '.join(missing)}",
+                    hint=f"export {missing[0]}=...; or name another variable with "
+                    "-o model.api_key_env=NAME",
+                )
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "timeout": self.options.timeout_s,
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,  # e.g. temperature for reasoning models
+        }
+        if request.tools:
+            body["tools"] = [
+                {"type": "function", "function": t.model_dump()} for t in request.tools
+            ]
+        if request.tool_choice:
+            body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        if (cap := self.output_cap(request)) is not None:
+            body["max_tokens"] = cap
+        temperature = request.temperature
+        temperature = temperature if temperature is not None else self.options.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        if self.options.base_url:
+            body["api_base"] = self.options.base_url
+        if self.key:
+            body["api_key"] = self.key
+        return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        started = time.perf_counter()
+        try:
+            answer = await litellm.acompletion(**self.body(request))
+        except litellm.exceptions.ContextWindowExceededError as exc:
+            raise ModelContextLengthError(
+                f"litellm: prompt too long: {exc.message}", self.provider_name
+            ) from None
+        except openai.APIStatusError as exc:
+            headers = getattr(exc.response, "headers", None) or getattr(exc, "headers", None)
+            raise self.http_error(exc.status_code, exc.message, headers or {}) from None
+        except openai.APIConnectionError as exc:  # timeouts included
+            raise self.http_error(None, describe_connection_error(exc)) from None
+        except openai.APIError as exc:  # litellm's catch-all, with a status when it has one
+            raise self.http_error(getattr(exc, "status_code", None) or 500, exc.message) from None
+        except ValueError as exc:
+            raise self.garbled(f"{type(exc).__name__}: {exc}") from None
+        return from_chat_completion(self, request, answer, time.perf_counter() - started)
+
+
+def create(model_id: str, options: Mapping[str, Any]) -> LiteLLMBackend:
+    return LiteLLMBackend(model_id, options)

@@ -1,0 +1,147 @@
+"""The ``openai`` backend: Chat Completions through the official SDK.
+
+Works with OpenAI and with any OpenAI-compatible server (vLLM, llama.cpp, Ollama, proxies) given
+``--base-url``; such a server may need no key. Quirks handled here: reasoning models (o-series,
+gpt-5) take ``max_completion_tokens`` and no temperature; tool-call arguments arrive as a JSON
+*string*.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import openai
+
+from podium.errors import ModelError
+from podium.plugins.backends.common import ChatBackend
+from podium.records import Finish, ModelRequest, ModelResponse, ToolCall
+
+REASONING = re.compile(r"^(o\d|gpt-5)")
+NO_KEY = "none"  # what a local server gets when no key is set: the SDK insists on one
+FINISH: dict[str | None, Finish] = {"stop": "stop", "length": "length", "tool_calls": "tool_call"}
+
+
+class OpenAIBackend(ChatBackend):
+    provider_name = "openai"
+    key_env = "OPENAI_API_KEY"
+    example = "openai/gpt-4.1"
+
+    def __init__(self, model_id: str, options: Mapping[str, Any]) -> None:
+        super().__init__(model_id, options)
+        local = self.options.base_url is not None
+        self.client = openai.AsyncOpenAI(
+            api_key=self.api_key(required=not local) or NO_KEY,
+            base_url=self.options.base_url,
+            timeout=self.options.timeout_s,
+            max_retries=0,  # Podium's retry policy is the only one
+        )
+        self.reasoning = bool(REASONING.match(model_id.rsplit("/", 1)[-1]))
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        if request.tools:
+            body["tools"] = [
+                {"type": "function", "function": t.model_dump()} for t in request.tools
+            ]
+        if request.tool_choice:
+            body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        if (cap := self.output_cap(request)) is not None:
+            body["max_completion_tokens" if self.reasoning else "max_tokens"] = cap
+        temperature = request.temperature
+        temperature = temperature if temperature is not None else self.options.temperature
+        if temperature is not None and not self.reasoning:
+            body["temperature"] = temperature
+        return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        started = time.perf_counter()
+        try:
+            answer = await self.client.chat.completions.create(**self.body(request))
+        except openai.APIStatusError as exc:
+            raise self.http_error(exc.status_code, exc.message, exc.response.headers) from None
+        except openai.APIConnectionError as exc:  # APITimeoutError included
+            raise self.http_error(None, describe_connection_error(exc)) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise self.garbled(f"{type(exc).__name__}: {exc}") from None
+        return from_chat_completion(self, request, answer, time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def from_chat_completion(
+    backend: ChatBackend, request: ModelRequest, answer: Any, latency_s: float
+) -> ModelResponse:
+    """A Chat Completions answer (the SDK's object, or litellm's look-alike) as a response."""
+    if not getattr(answer, "choices", None):
+        raise backend.garbled("no choices in the answer")
+    choice = answer.choices[0]
+    text = choice.message.content or ""
+    tool_call, raw_args = tool_call_of(choice.message)
+    if not text and tool_call is None:
+        if raw_args is None:
+            cap = backend.output_cap(request)
+            raise empty_answer(backend.provider_name, choice.finish_reason, cap)
+        text = raw_args  # unparseable arguments: the reviewer's text fallback may read them
+    usage = getattr(answer, "usage", None)
+    prompt = "".join(m.content for m in request.messages)
+    return ModelResponse(
+        text=text,
+        tool_call=tool_call,
+        usage=backend.usage(
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+            prompt=prompt,
+            answer=text,
+        ),
+        latency_s=latency_s,
+        model=backend.model,
+        finish=FINISH.get(choice.finish_reason, "other"),
+    )
+
+
+def tool_call_of(message: Any) -> tuple[ToolCall | None, str | None]:
+    """The first function call, with its JSON-string arguments decoded; or (None, raw text)."""
+    calls = getattr(message, "tool_calls", None) or []
+    for call in calls:
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        raw = function.arguments or "{}"
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError:
+            return None, raw
+        if isinstance(arguments, dict):
+            return ToolCall(name=function.name, arguments=arguments), None
+        return None, raw
+    return None, None
+
+
+def empty_answer(provider: str, finish: str | None, cap: int | None) -> ModelError:
+    if finish == "length":
+        return ModelError(
+            f"{provider}: the answer is empty: the token limit ({cap or 'default'}) was used up "
+            "before any text (reasoning?)",
+            provider,
+            hint="raise model.max_tokens",
+        )
+    return ModelError(f"{provider}: the answer is empty (finish reason {finish})", provider)
+
+
+def describe_connection_error(exc: Exception) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out waiting for the answer (model.timeout)"
+    cause = exc.__cause__ or exc.__context__
+    return f"connection failed: {cause or exc}"
+
+
+def create(model_id: str, options: Mapping[str, Any]) -> OpenAIBackend:
+    return OpenAIBackend(model_id, options)
