@@ -13,6 +13,8 @@ from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
 from tests.support import REPO, TITANIC, TOY_TASK, UNPRIVILEGED_USER
 
+pytest_plugins = ["podium.testing.fixtures"]  # fake_openai, fake_anthropic
+
 
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

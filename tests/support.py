@@ -9,9 +9,11 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from podium.testing import Received, Reply
 
 REPO = Path(__file__).resolve().parent.parent
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
@@ -73,6 +75,20 @@ def review_answer(
 def node_answers(code: str, plan: str = "A plan.", **review: Any) -> list[dict[str, Any]]:
     """The code answer and the review answer of one node that gets executed."""
     return [code_answer(code, plan), review_answer(**review)]
+
+
+def agent_responder(code: str | None = None) -> Callable[[Received], Reply]:
+    """A fake server's responder playing a whole model: a code prompt gets ``code`` (default: a
+    good toy solution) in a fenced block; a review prompt gets a ``submit_review`` call."""
+    text = f"A plan.\n\n```python\n{code or solution(0.8)}```\n"
+
+    def respond(received: Received) -> Reply:
+        if received.forced_tool == "submit_review":
+            args = {"is_bug": False, "summary": "Ran fine.", "metric": None}
+            return Reply.tool_call("submit_review", args)
+        return Reply.text(text)
+
+    return respond
 
 
 def write_script(path: Path, answers: Iterable[Mapping[str, Any] | list[dict[str, Any]]]) -> Path:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import openai
@@ -15,7 +17,7 @@ from podium.testing import FakeOpenAI, Received, Reply
 
 pytest_plugins = ["podium.testing.fixtures"]
 
-USER = [{"role": "user", "content": "hello world!"}]  # 12 characters: 3 prompt tokens
+USER: Any = [{"role": "user", "content": "hello world!"}]  # 12 characters: 3 prompt tokens
 SUBMIT = {
     "type": "function",
     "function": {
@@ -34,13 +36,24 @@ def fake() -> Iterator[FakeOpenAI]:
 
 def client(fake: FakeOpenAI, *, key: str | None = None, timeout: float = 5.0) -> openai.OpenAI:
     return openai.OpenAI(
-        base_url=fake.url, api_key=key or fake.api_key, max_retries=0, timeout=timeout
+        base_url=fake.url,
+        api_key=key or fake.api_key,
+        max_retries=0,
+        timeout=timeout,
+        # plain HTTP needs no CA bundle, whose loading costs ~30 ms a client
+        http_client=openai.DefaultHttpx2Client(verify=False),
     )
+
+
+@functools.cache
+def shared_client(fake: FakeOpenAI) -> openai.OpenAI:
+    """One client per fake, so that its requests share keep-alive connections."""
+    return client(fake)
 
 
 def ask(fake: FakeOpenAI, **kwargs: Any) -> Any:
     options: dict[str, Any] = {"model": "gpt-4.1", "messages": USER, **kwargs}
-    return client(fake).chat.completions.create(**options)
+    return shared_client(fake).chat.completions.create(**options)
 
 
 def test_text_round_trip_reports_estimated_usage(fake: FakeOpenAI) -> None:
@@ -52,13 +65,20 @@ def test_text_round_trip_reports_estimated_usage(fake: FakeOpenAI) -> None:
     assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (3, 2)
     assert answer.usage.total_tokens == 5
     got = fake.received[-1]
-    assert (got.method, got.path, got.auth, got.key) == ("POST", "/v1/chat/completions", "bearer", fake.api_key)
+    assert (got.method, got.path, got.auth, got.key) == (
+        "POST",
+        "/v1/chat/completions",
+        "bearer",
+        fake.api_key,
+    )
     assert got.prompt_text == "hello world!"
     assert got.problems == [] and fake.problems == [] and fake.hits == 1
 
 
 def test_explicit_usage_and_truncation(fake: FakeOpenAI) -> None:
-    fake.queue(Reply.text("cut", input_tokens=1000, output_tokens=7), Reply.truncated("half an ans"))
+    fake.queue(
+        Reply.text("cut", input_tokens=1000, output_tokens=7), Reply.truncated("half an ans")
+    )
     first, second = ask(fake), ask(fake)
     assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (1000, 7)
     assert second.choices[0].finish_reason == "length"
@@ -221,7 +241,11 @@ INVALID = [
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
                     ],
                 },
                 {"role": "user", "content": "and?"},
@@ -299,3 +323,30 @@ def test_keep_alive_and_content_length_on_the_wire(fake: FakeOpenAI) -> None:
     response = connection.getresponse()
     assert response.status == 400 and b"JSON object" in response.read()
     connection.close()
+
+
+def test_a_responder_that_raises_becomes_a_500_naming_it(fake: FakeOpenAI) -> None:
+    def responder(received: Received) -> Reply:
+        raise ValueError("boom")
+
+    fake.responder = responder
+    with pytest.raises(openai.InternalServerError, match="fake server error: ValueError: boom"):
+        ask(fake)
+
+
+def test_a_wrong_base_url_is_a_404_and_still_logged(fake: FakeOpenAI) -> None:
+    sdk = openai.OpenAI(base_url=f"http://127.0.0.1:{fake.port}", api_key="k", max_retries=0)
+    with pytest.raises(openai.NotFoundError):
+        sdk.chat.completions.create(model="gpt-4.1", messages=USER)
+    assert fake.received[-1].path == "/chat/completions"
+    assert fake.hits == 0
+
+
+def test_requests_are_served_concurrently(fake: FakeOpenAI) -> None:
+    fake.queue(*[Reply.text("slow", delay_s=0.3) for _ in range(8)])
+    started = time.monotonic()
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: ask(fake).choices[0].message.content, range(8)))
+    assert answers == ["slow"] * 8
+    assert time.monotonic() - started < 1.5
+    assert fake.hits == 8
