@@ -52,7 +52,7 @@ def podium_backends() -> list[BackendSpec]:
             name="litellm",
             create=_litellm,
             description="any model litellm supports (keys from the provider's usual variable)",
-            usage="litellm/<litellm model>",
+            usage="litellm/<provider>/<model>",
         ),
         BackendSpec(
             name="scripted",

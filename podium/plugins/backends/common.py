@@ -88,10 +88,11 @@ class ChatBackend(Backend):
         return self.options.api_key_env or self.key_env
 
     def api_key(self, required: bool = True) -> str | None:
-        """The key from the environment; missing and required is a one-line error."""
+        """The key from the environment; missing and required is a one-line error. A variable
+        named by ``api_key_env`` is always required: naming it says that a key is wanted."""
         var = self.key_variable
         key = os.environ.get(var) if var else None
-        if key or not required:
+        if key or not (required or self.options.api_key_env):
             return key or None
         raise UserError(
             f"{self.provider_name}: no API key: {var} is not set",

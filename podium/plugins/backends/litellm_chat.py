@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before the import, always
 
@@ -22,6 +22,7 @@ import openai
 from podium.errors import ModelContextLengthError, UserError
 from podium.plugins.backends.common import ChatBackend
 from podium.plugins.backends.openai_chat import (
+    NO_KEY,
     describe_connection_error,
     from_chat_completion,
 )
@@ -39,16 +40,18 @@ class LiteLLMBackend(ChatBackend):
 
     def __init__(self, model_id: str, options: Mapping[str, Any]) -> None:
         super().__init__(model_id, options)
-        self.key = self.api_key(required=False) if self.options.api_key_env else None
-        if self.key is None and self.options.base_url is None:
+        self.key = self.api_key() if self.options.api_key_env else None
+        if self.key is None:
             found = litellm.validate_environment(model=model_id)
             missing = found.get("missing_keys") or []
             if not found.get("keys_in_environment", True) and missing:
-                raise UserError(
-                    f"litellm: no API key for {model_id}: set {' or '.join(missing)}",
-                    hint=f"export {missing[0]}=...; or name another variable with "
-                    "-o model.api_key_env=NAME",
-                )
+                if self.options.base_url is None:
+                    raise UserError(
+                        f"litellm: no API key for {model_id}: set {' or '.join(missing)}",
+                        hint=f"export {missing[0]}=...; or name another variable with "
+                        "-o model.api_key_env=NAME",
+                    )
+                self.key = NO_KEY  # a local server may need none, but the SDKs insist on one
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -86,15 +89,30 @@ class LiteLLMBackend(ChatBackend):
                 f"litellm: prompt too long: {exc.message}", self.provider_name
             ) from None
         except openai.APIStatusError as exc:
-            headers = getattr(exc.response, "headers", None) or getattr(exc, "headers", None)
-            raise self.http_error(exc.status_code, exc.message, headers or {}) from None
+            raise self.http_error(exc.status_code, exc.message, response_headers(exc)) from None
         except openai.APIConnectionError as exc:  # timeouts included
             raise self.http_error(None, describe_connection_error(exc)) from None
         except openai.APIError as exc:  # litellm's catch-all, with a status when it has one
-            raise self.http_error(getattr(exc, "status_code", None) or 500, exc.message) from None
+            status = getattr(exc, "status_code", None) or 500
+            raise self.http_error(status, exc.message, response_headers(exc)) from None
         except ValueError as exc:
             raise self.garbled(f"{type(exc).__name__}: {exc}") from None
         return from_chat_completion(self, request, answer, time.perf_counter() - started)
+
+
+def response_headers(exc: Exception) -> Mapping[str, str]:
+    """The provider's response headers (``retry-after``...). litellm keeps them in
+    ``litellm_response_headers``: for some providers (anthropic) ``exc.response`` is a stand-in
+    without them."""
+    response = getattr(exc, "response", None)
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(response, "headers", None),
+        getattr(exc, "headers", None),
+    ):
+        if headers:
+            return cast(Mapping[str, str], headers)
+    return {}
 
 
 def create(model_id: str, options: Mapping[str, Any]) -> LiteLLMBackend:
