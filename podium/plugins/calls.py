@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from dataclasses import dataclass, field
 
@@ -21,7 +22,6 @@ from tenacity import (
     retry_if_exception_type,
     stop_after_attempt,
     stop_before_delay,
-    wait_exponential_jitter,
 )
 
 from podium.errors import ModelError, ModelTransientError
@@ -47,10 +47,10 @@ class RetryPolicy:
         hinted = exc.retry_after if isinstance(exc, ModelTransientError) else None
         if hinted is not None:
             return max(hinted, 0.0)
-        backoff = wait_exponential_jitter(
-            initial=self.first_wait_s, max=self.max_wait_s, jitter=self.first_wait_s
-        )
-        return float(backoff(state))
+        # first_wait_s doubled each retry, plus up to first_wait_s of jitter (tenacity's
+        # wait_exponential_jitter, whose parameter names differ between its versions)
+        doubled = self.first_wait_s * 2.0 ** min(state.attempt_number - 1, 64)
+        return min(doubled + random.uniform(0, self.first_wait_s), self.max_wait_s)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any, ClassVar
 
 from podium.errors import (
@@ -167,22 +168,31 @@ def looks_like_context_overflow(message: str) -> bool:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date);
+    None when neither says anything usable."""
     lower = {k.lower(): v for k, v in headers.items()}
-    if (ms := lower.get("retry-after-ms")) is not None:
-        try:
-            return max(float(ms) / 1000, 0.0)
-        except ValueError:
-            pass
+    if (ms := _finite(lower.get("retry-after-ms"))) is not None:
+        return max(ms / 1000, 0.0)
     raw = lower.get("retry-after")
     if raw is None:
         return None
+    if (seconds := _finite(raw)) is not None:
+        return max(seconds, 0.0)
     try:
-        return max(float(raw), 0.0)
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):  # neither seconds nor a date
+        return None
+    if when.tzinfo is None:  # "-0000": HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _finite(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else math.nan
     except ValueError:
-        pass
-    when = email.utils.parsedate_to_datetime(raw) if raw.strip() else None
-    return max(when.timestamp() - time.time(), 0.0) if when else None
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _tokens(text: str) -> int:

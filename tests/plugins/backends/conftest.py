@@ -191,4 +191,3 @@ def review() -> ModelRequest:
         tools=[REVIEW_TOOL],
         tool_choice=REVIEW_TOOL.name,
     )
-

@@ -228,9 +228,7 @@ def test_text_instead_of_the_forced_tool(
     review: ModelRequest,
 ) -> None:
     """Servers without tool calling answer in prose: the text is kept for the review step."""
-    answer = (
-        'The run looks fine.\n{"is_bug": false, "summary": "Trained a GBM.", "metric": 0.8}\n'
-    )
+    answer = 'The run looks fine.\n{"is_bug": false, "summary": "Trained a GBM.", "metric": 0.8}\n'
     fake.queue(Reply.text(answer))
     response, _ = complete(make_backend(fake), review)
 
@@ -525,9 +523,7 @@ def test_named_variable_unset_is_a_user_error(
 # --- concurrency and money ----------------------------------------------------------------
 
 
-def test_concurrency_cap(
-    provider: Provider, make_backend: MakeBackend, ask: ModelRequest
-) -> None:
+def test_concurrency_cap(provider: Provider, make_backend: MakeBackend, ask: ModelRequest) -> None:
     lock = threading.Lock()
     in_flight = most = 0
 
@@ -572,9 +568,10 @@ def test_concurrency_caps_are_per_provider(ask: ModelRequest) -> None:
 
     gateway = ModelGateway(RetryPolicy(attempts=1), concurrency=1)
     registry = load_registry([])
-    with FakeOpenAI(api_key=FAKE_KEY, responder=meet) as openai_fake, FakeAnthropic(
-        api_key=FAKE_KEY, responder=meet
-    ) as anthropic_fake:
+    with (
+        FakeOpenAI(api_key=FAKE_KEY, responder=meet) as openai_fake,
+        FakeAnthropic(api_key=FAKE_KEY, responder=meet) as anthropic_fake,
+    ):
         backends = [
             registry.backend("openai/gpt-4.1", {"base_url": openai_fake.url, "timeout": 5}),
             registry.backend(
