@@ -3,17 +3,23 @@ way to run the real CLI. Fixtures built on them live in ``conftest.py``."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from podium.testing import Received, Reply
+from podium.testing import (  # noqa: F401 - re-exported: the tests import them from here
+    Received,
+    Reply,
+    code_answer,
+    node_answers,
+    review_answer,
+    write_script,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
@@ -61,22 +67,6 @@ def solution(
     return "\n".join(lines) + "\n"
 
 
-def code_answer(code: str, plan: str = "A plan.", **extra: Any) -> dict[str, Any]:
-    return {"role": "code", "text": f"{plan}\n\n```python\n{code}```\n", **extra}
-
-
-def review_answer(
-    is_bug: bool = False, summary: str = "Looks fine.", metric: float | None = None, **extra: Any
-) -> dict[str, Any]:
-    args = {"is_bug": is_bug, "summary": summary, "metric": metric}
-    return {"role": "review", "tool_call": {"name": "submit_review", "arguments": args}, **extra}
-
-
-def node_answers(code: str, plan: str = "A plan.", **review: Any) -> list[dict[str, Any]]:
-    """The code answer and the review answer of one node that gets executed."""
-    return [code_answer(code, plan), review_answer(**review)]
-
-
 def agent_responder(code: str | None = None) -> Callable[[Received], Reply]:
     """A fake server's responder playing a whole model: a code prompt gets ``code`` (default: a
     good toy solution) in a fenced block; a review prompt gets a ``submit_review`` call."""
@@ -89,14 +79,6 @@ def agent_responder(code: str | None = None) -> Callable[[Received], Reply]:
         return Reply.text(text)
 
     return respond
-
-
-def write_script(path: Path, answers: Iterable[Mapping[str, Any] | list[dict[str, Any]]]) -> Path:
-    flat: list[Mapping[str, Any]] = []
-    for item in answers:
-        flat.extend(item if isinstance(item, list) else [item])
-    path.write_text("".join(json.dumps(a) + "\n" for a in flat), encoding="utf-8")
-    return path
 
 
 def run_config(

@@ -57,8 +57,11 @@ def test_plugins_lists_the_three_backends() -> None:
     done = podium_cli("plugins", env=cli_env())
     backends = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("backend")]
     assert backends == [
-        "anthropic/<model>", "litellm/<provider>/<model>", "openai/<model>", "scripted:<file.jsonl>",
-    ]  # fmt: skip
+        "anthropic/<model>",
+        "litellm/<provider>/<model>",
+        "openai/<model>",
+        "scripted:<file.jsonl>",
+    ]
 
 
 def test_calls_list_shows_each_call(tmp_path: Path, data_dir: Path) -> None:

@@ -25,7 +25,8 @@ shutil.copy("input/sample_submission.csv", "submission/submission.csv")
 
 
 def leaks(secret: str, run_dir: Path, *outputs: str) -> list[str]:
-    found = [str(p) for p in run_dir.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    files = [p for p in run_dir.rglob("*") if p.is_file()]
+    found = [str(p) for p in files if secret.encode() in p.read_bytes()]
     return found + [f"output #{i}" for i, text in enumerate(outputs) if secret in text]
 
 

@@ -9,12 +9,25 @@ clients run end to end and raise their real exceptions.
         assert not fake.problems
 
 In pytest, ``pytest_plugins = ["podium.testing.fixtures"]`` offers the fixtures
-``fake_openai`` and ``fake_anthropic``. This package imports nothing else from podium.
+``fake_openai`` and ``fake_anthropic``. :mod:`podium.testing.scripted` writes files for the
+``scripted:`` model. This package imports nothing else from podium.
 """
 
 from podium.testing.fake_anthropic import FakeAnthropic
 from podium.testing.fake_openai import FakeOpenAI
 from podium.testing.fake_server import FakeServer, Received, Responder
 from podium.testing.replies import Reply
+from podium.testing.scripted import code_answer, node_answers, review_answer, write_script
 
-__all__ = ["FakeAnthropic", "FakeOpenAI", "FakeServer", "Received", "Reply", "Responder"]
+__all__ = [
+    "FakeAnthropic",
+    "FakeOpenAI",
+    "FakeServer",
+    "Received",
+    "Reply",
+    "Responder",
+    "code_answer",
+    "node_answers",
+    "review_answer",
+    "write_script",
+]
