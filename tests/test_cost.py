@@ -16,9 +16,7 @@ pytestmark = pytest.mark.slow
 PRICE = {"input_tokens": 10, "output_tokens": 10, "cost_usd": 0.3}
 
 
-def test_the_call_that_could_cross_the_budget_is_not_made(
-    tmp_path: Path, data_dir: Path
-) -> None:
+def test_the_call_that_could_cross_the_budget_is_not_made(tmp_path: Path, data_dir: Path) -> None:
     answers = [code_answer(solution(), usage=PRICE), review_answer(usage=PRICE)] * 3
     script = write(tmp_path / "s.jsonl", answers)
     config = run_config(script, tmp_path / "run", data_dir, steps=3, budget={"cost": 1.0})

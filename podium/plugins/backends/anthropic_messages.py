@@ -13,8 +13,12 @@ from typing import Any
 
 import anthropic
 
-from podium.plugins.backends.common import ANTHROPIC_DEFAULT_MAX_TOKENS, ChatBackend
-from podium.plugins.backends.openai_chat import empty_answer
+from podium.plugins.backends.common import (
+    ANTHROPIC_DEFAULT_MAX_TOKENS,
+    ChatBackend,
+    empty_answer,
+    error_message,
+)
 from podium.records import Finish, ModelRequest, ModelResponse, ToolCall
 
 FINISH: dict[str | None, Finish] = {
@@ -28,7 +32,7 @@ FINISH: dict[str | None, Finish] = {
 class AnthropicBackend(ChatBackend):
     provider_name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
-    example = "anthropic/claude-sonnet-4-5"
+    example = "anthropic/claude-sonnet-4-6"
 
     def __init__(self, model_id: str, options: Mapping[str, Any]) -> None:
         super().__init__(model_id, options)
@@ -69,8 +73,8 @@ class AnthropicBackend(ChatBackend):
             body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
         temperature = request.temperature
         temperature = temperature if temperature is not None else self.options.temperature
-        if temperature is not None:
-            body["temperature"] = temperature
+        if temperature is not None:  # anthropic 2.x's create() has no such argument any more
+            body["extra_body"] = {"temperature": temperature}
         return body
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -123,17 +127,6 @@ class AnthropicBackend(ChatBackend):
 
     async def aclose(self) -> None:
         await self.client.close()
-
-
-def error_message(body: object) -> str | None:
-    """The human part of an error body: ``{"error": {"message": ...}}`` or ``{"message": ...}``."""
-    if not isinstance(body, Mapping):
-        return None
-    inner = body.get("error")
-    if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-        return str(inner["message"])
-    message = body.get("message")
-    return message if isinstance(message, str) else None
 
 
 def create(model_id: str, options: Mapping[str, Any]) -> AnthropicBackend:

@@ -162,6 +162,28 @@ class ChatBackend(Backend):
         return ModelTransientError(f"{self.provider_name}: unreadable answer: {redact(what)}", "")
 
 
+def empty_answer(provider: str, finish: str | None, cap: int | None) -> ModelError:
+    if finish == "length":
+        return ModelError(
+            f"{provider}: the answer is empty: the token limit ({cap or 'default'}) was used up "
+            "before any text (reasoning?)",
+            provider,
+            hint="raise model.max_tokens",
+        )
+    return ModelError(f"{provider}: the answer is empty (finish reason {finish})", provider)
+
+
+def error_message(body: object) -> str | None:
+    """The human part of an error body: ``{"error": {"message": ...}}`` or ``{"message": ...}``."""
+    if not isinstance(body, Mapping):
+        return None
+    inner = body.get("error")
+    if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+        return str(inner["message"])
+    message = body.get("message")
+    return message if isinstance(message, str) else None
+
+
 def looks_like_context_overflow(message: str) -> bool:
     text = message.lower()
     return any(marker in text for marker in CONTEXT_MARKERS)

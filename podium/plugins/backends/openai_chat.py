@@ -16,8 +16,7 @@ from typing import Any
 
 import openai
 
-from podium.errors import ModelError
-from podium.plugins.backends.common import ChatBackend
+from podium.plugins.backends.common import ChatBackend, empty_answer, error_message
 from podium.records import Finish, ModelRequest, ModelResponse, ToolCall
 
 REASONING = re.compile(r"^(o\d|gpt-5)")
@@ -65,7 +64,8 @@ class OpenAIBackend(ChatBackend):
         try:
             answer = await self.client.chat.completions.create(**self.body(request))
         except openai.APIStatusError as exc:
-            raise self.http_error(exc.status_code, exc.message, exc.response.headers) from None
+            message = error_message(exc.body) or exc.message
+            raise self.http_error(exc.status_code, message, exc.response.headers) from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             raise self.http_error(None, describe_connection_error(exc)) from None
         except (openai.APIResponseValidationError, ValueError) as exc:
@@ -123,17 +123,6 @@ def tool_call_of(message: Any) -> tuple[ToolCall | None, str | None]:
             return ToolCall(name=function.name, arguments=arguments), None
         return None, raw
     return None, None
-
-
-def empty_answer(provider: str, finish: str | None, cap: int | None) -> ModelError:
-    if finish == "length":
-        return ModelError(
-            f"{provider}: the answer is empty: the token limit ({cap or 'default'}) was used up "
-            "before any text (reasoning?)",
-            provider,
-            hint="raise model.max_tokens",
-        )
-    return ModelError(f"{provider}: the answer is empty (finish reason {finish})", provider)
 
 
 def describe_connection_error(exc: Exception) -> str:

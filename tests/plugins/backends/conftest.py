@@ -68,7 +68,7 @@ PROVIDERS = {
         Provider("openai", "openai/gpt-4.1", "openai", "OPENAI_API_KEY", "openai/my-local-model"),
         Provider(
             "anthropic",
-            "anthropic/claude-sonnet-4-5",
+            "anthropic/claude-sonnet-4-6",
             "anthropic",
             "ANTHROPIC_API_KEY",
             "anthropic/my-local-model",
@@ -82,7 +82,7 @@ PROVIDERS = {
         ),
         Provider(
             "litellm-anthropic",
-            "litellm/anthropic/claude-sonnet-4-5",
+            "litellm/anthropic/claude-sonnet-4-6",
             "anthropic",
             "ANTHROPIC_API_KEY",
             "litellm/anthropic/my-local-model",
@@ -105,7 +105,7 @@ class Complete(Protocol):
         self,
         backend: ChatBackend,
         request: ModelRequest,
-        gateway: ModelGateway | None = None,
+        via: ModelGateway | None = None,
     ) -> tuple[ModelResponse, int]: ...
 
 
@@ -152,15 +152,15 @@ def gateway() -> ModelGateway:
 
 @pytest.fixture
 def complete(gateway: ModelGateway) -> Complete:
-    """One call through the gateway (the fixture's unless given), in a fresh event loop; the
-    backend is closed after it."""
+    """One call through ``gateway`` (default: the fixture's), in a fresh event loop; the backend
+    is closed after it."""
 
     def run(
-        backend: ChatBackend, request: ModelRequest, gateway: ModelGateway | None = gateway
+        backend: ChatBackend, request: ModelRequest, via: ModelGateway | None = None
     ) -> tuple[ModelResponse, int]:
         async def go() -> tuple[ModelResponse, int]:
             try:
-                return await (gateway or ModelGateway(FAST)).complete(backend, request)
+                return await (via or gateway).complete(backend, request)
             finally:
                 await backend.aclose()
 

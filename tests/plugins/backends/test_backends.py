@@ -141,6 +141,16 @@ def test_anthropic_system_prompt_is_top_level(
     assert isinstance(sent["max_tokens"], int) and sent["max_tokens"] > 0
 
 
+def test_configured_temperature_reaches_the_server(
+    provider: Provider, fake: FakeServer, make_backend: MakeBackend, complete: Complete
+) -> None:
+    ask = ModelRequest(messages=[Message(role="user", content="Hi.")])
+    complete(make_backend(fake, temperature=0.3), ask)
+    complete(make_backend(fake, temperature=0.3), ask.model_copy(update={"temperature": 0.7}))
+    assert fake.problems == []
+    assert [r.body and r.body["temperature"] for r in fake.received[-2:]] == [0.3, 0.7]
+
+
 @pytest.mark.parametrize("provider", ["anthropic"], indirect=True)
 def test_anthropic_merges_turns_of_one_role(
     provider: Provider, fake: FakeServer, make_backend: MakeBackend, complete: Complete
@@ -183,7 +193,7 @@ def test_anthropic_always_sends_max_tokens(
     asked: int | None,
     sent: int,
 ) -> None:
-    # claude-sonnet-4-5 may write 64000 tokens; without streaming 16384 is the default
+    # claude-sonnet-4-6 may write 64000 tokens; without streaming 16384 is the default
     assert (provider.info().max_output_tokens or 0) > 16384
     backend = make_backend(fake, max_tokens=configured)
     complete(backend, ask.model_copy(update={"max_tokens": asked}))
@@ -303,7 +313,7 @@ def test_rate_limit_then_success_waits_as_told(
     assert response.text == "done"
     assert attempts == 2
     assert fake.hits == 2
-    assert 0.3 <= elapsed < 2.0  # the policy alone would have waited 10-50 ms
+    assert elapsed >= 0.3  # the policy alone would have waited 10-50 ms
     assert fake.problems == []
 
 
@@ -432,6 +442,7 @@ def test_rejected_key_stops_the_run(
     assert error.attempts == 1
     assert fake.hits == 1
     assert fake.received[-1].key == "sk-wrong-0123456789"
+    assert "Error code:" not in str(error)  # the provider's message, not the SDK's wrapping
 
 
 def test_key_echoed_in_an_error_is_redacted(
@@ -575,7 +586,7 @@ def test_concurrency_caps_are_per_provider(ask: ModelRequest) -> None:
         backends = [
             registry.backend("openai/gpt-4.1", {"base_url": openai_fake.url, "timeout": 5}),
             registry.backend(
-                "anthropic/claude-sonnet-4-5", {"base_url": anthropic_fake.url, "timeout": 5}
+                "anthropic/claude-sonnet-4-6", {"base_url": anthropic_fake.url, "timeout": 5}
             ),
         ]
 
