@@ -96,7 +96,8 @@ def test_cli_run_with_base_url_reports_calls_and_cost(
     env = cli_env(OPENAI_API_KEY=fake_openai.api_key)
     done = podium_cli(
         "run", "tests/fixtures/tasks/toy", "--model", "openai/gpt-4.1", "--base-url",
-        fake_openai.url, "--steps", "1", "--out", str(tmp_path / "run"), env=env,
+        fake_openai.url, "--steps", "1", "--out", str(tmp_path / "run"), "-o",
+        "sandbox.preimports=[]", env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "2 model calls" in done.stdout and "$0.0" in done.stdout

@@ -37,6 +37,7 @@ def config(out: Path, data_dir: Path, **model: Any) -> dict[str, Any]:
     return {
         "task": str(TOY_TASK), "out": str(out), "data_dir": str(data_dir),
         "budget": {"steps": 3}, "model": {"retry_wait": 0.01, **model},
+        "sandbox": {"preimports": []},
     }  # fmt: skip
 
 

@@ -33,7 +33,8 @@ def leaks(secret: str, run_dir: Path, *outputs: str) -> list[str]:
 def run_toy(url: str, out: Path, env: dict[str, str]) -> tuple[int, str, str]:
     done = podium_cli(
         "-v", "run", "tests/fixtures/tasks/toy", "--model", "openai/gpt-4.1", "--base-url", url,
-        "--steps", "1", "--out", str(out), "-o", "model.retry_wait=0.01", env=env,
+        "--steps", "1", "--out", str(out), "-o", "model.retry_wait=0.01", "-o",
+        "sandbox.preimports=[]", env=env,
     )  # fmt: skip
     return done.returncode, done.stdout, done.stderr
 

@@ -34,7 +34,8 @@ def test_the_documented_backend_runs_a_search(plugin_dir: Path, fake_openai: Fak
     env = cli_env(MYHTTP_API_KEY=fake_openai.api_key)
     done = podium_cli(
         "run", str(TOY_TASK), "-p", plugin, "--model", "myhttp/qwen", "--base-url",
-        fake_openai.url, "--steps", "1", "--out", str(plugin_dir / "run"), env=env,
+        fake_openai.url, "--steps", "1", "--out", str(plugin_dir / "run"), "-o",
+        "sandbox.preimports=[]", env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "1 steps, 0 buggy" in done.stdout
