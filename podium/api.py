@@ -262,6 +262,11 @@ def _replay_source(cfg: RunConfig) -> _Replay | None:
         model = model.model_copy(
             update={"name": models["code"], "review": review if review != models["code"] else None}
         )
+    if model.name == "baseline":
+        raise UserError(
+            f"--replay {cfg.model.replay}: the record does not say which model answered",
+            hint="name it: --model provider/model",
+        )
     return _Replay(cfg.model_copy(update={"model": model}), recorded)
 
 

@@ -311,7 +311,9 @@ def _spent(usage: dict[str, Any]) -> str:
     if not usage.get("calls"):
         return ""
     tokens = usage["input_tokens"] + usage["output_tokens"]
-    return f", {usage['calls']} model calls, {tokens:,} tokens, ${usage['cost_usd']:.4f}"
+    replayed = usage.get("replayed", {}).get("calls", 0)
+    calls = f"{usage['calls']} model calls" + (f" ({replayed} replayed)" if replayed else "")
+    return f", {calls}, {tokens:,} tokens, ${usage['cost_usd']:.4f}"
 
 
 def main() -> None:

@@ -74,7 +74,7 @@ def test_replay_rebuilds_the_same_tree_without_network_or_key(
     assert tree(result.run_dir) == tree(recorded)
     assert [n[5] for n in tree(recorded)] == [True, False, False]
     assert result.summary["model"] == "openai/gpt-4.1"
-    assert result.summary["usage"]["calls"] == 6
+    assert result.summary["usage"]["calls"] == result.summary["usage"]["replayed"]["calls"] == 6
 
 
 def test_export_makes_a_scripted_file_and_a_replay_file(

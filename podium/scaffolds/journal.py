@@ -207,26 +207,29 @@ class Journal:
         ).fetchall()
         return {role: int(count) for role, count in rows}
 
-    def spent(self) -> list[tuple[str, str, Usage]]:
-        """(role, model, usage) of every answered call, discarded nodes' included: all of it
-        was paid for. Summed in SQL so the prompts stored beside are never decoded."""
+    def spent(self) -> list[tuple[str, str, bool, Usage]]:
+        """(role, model, replayed, usage) of every answered call, discarded nodes' included: all
+        of it was paid for (or, when replayed, recorded). Summed in SQL so the prompts stored
+        beside are never decoded."""
         fields = ", ".join(
             f"SUM(COALESCE(json_extract(d, '$.response.usage.{f}'), 0))"
             for f in ("input_tokens", "output_tokens", "cost_usd")
         )
         rows = self._db.execute(
-            f"SELECT role, model, {fields}, COUNT(*) FROM ("
+            f"SELECT role, model, replayed, {fields}, COUNT(*) FROM ("
             "  SELECT json_extract(data, '$.role') AS role, json_extract(data, '$.model') AS model,"
-            "         data AS d FROM calls"
+            "    COALESCE(json_extract(data, '$.response.replayed'), 0) AS replayed, data AS d"
+            "  FROM calls"
             "  UNION ALL"
-            "  SELECT json_extract(value, '$.role'), json_extract(value, '$.model'), value"
+            "  SELECT json_extract(value, '$.role'), json_extract(value, '$.model'),"
+            "    COALESCE(json_extract(value, '$.response.replayed'), 0), value"
             "  FROM discarded, json_each(discarded.calls)"
-            ") WHERE json_extract(d, '$.response') IS NOT NULL GROUP BY role, model"
+            ") WHERE json_extract(d, '$.response') IS NOT NULL GROUP BY role, model, replayed"
         ).fetchall()
         return [
-            (role, model or "", Usage(input_tokens=int(i), output_tokens=int(o),
-                                      cost_usd=float(c), calls=int(n)))
-            for role, model, i, o, c, n in rows
+            (role, model or "", bool(replayed), Usage(input_tokens=int(i), output_tokens=int(o),
+                                                      cost_usd=float(c), calls=int(n)))
+            for role, model, replayed, i, o, c, n in rows
         ]  # fmt: skip
 
     def next_node_id(self) -> int:

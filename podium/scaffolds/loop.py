@@ -429,7 +429,7 @@ class _RecordingClient:
             self._add_time(role, time.perf_counter() - t0)
         failpoint("model.call")  # crash with an answer received but not yet recorded
         s.journal.record_call(call.model_copy(update={"response": response, "attempts": attempts}))
-        s.spending.add(role, backend.model, response.usage)
+        s.spending.add(role, backend.model, response.usage, response.replayed)
         self.usage += response.usage
         return response
 

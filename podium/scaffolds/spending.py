@@ -16,18 +16,23 @@ from podium.records import ModelRequest, Usage
 
 class Spending:
     def __init__(
-        self, limit_usd: float | None, spent: Iterable[tuple[str, str, Usage]] = ()
+        self, limit_usd: float | None, spent: Iterable[tuple[str, str, bool, Usage]] = ()
     ) -> None:
         self.limit_usd = limit_usd
         self.total = Usage()
+        self.replayed = Usage()  # answers taken from a record: counted, but not bought now
         self.by_role: dict[str, Usage] = {}
         self.by_model: dict[str, Usage] = {}
         self.reserved_usd = 0.0
-        for role, model, usage in spent:
-            self.add(role, model, usage)
+        for role, model, replayed, usage in spent:
+            self.add(role, model, usage, replayed)
 
-    def add(self, role: str, model: str, usage: Usage) -> None:
+    def add(self, role: str, model: str, usage: Usage, replayed: bool = False) -> None:
+        """Count a call. Replayed answers count like bought ones, so a replay stops where the
+        recorded run stopped; ``report`` shows them apart."""
         self.total += usage
+        if replayed:
+            self.replayed += usage
         self.by_role[role] = self.by_role.get(role, Usage()) + usage
         self.by_model[model] = self.by_model.get(model, Usage()) + usage
 
@@ -62,6 +67,7 @@ class Spending:
         """For ``summary.json``."""
         return {
             **self.total.model_dump(),
+            "replayed": self.replayed.model_dump(),
             "by_role": {k: v.model_dump() for k, v in sorted(self.by_role.items())},
             "by_model": {k: v.model_dump() for k, v in sorted(self.by_model.items())},
         }
