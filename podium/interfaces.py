@@ -98,7 +98,8 @@ class Backend(ABC):
     def max_cost_usd(self, request: ModelRequest) -> float | None:
         """The most this request could cost, checked against ``--cost`` before it is sent.
 
-        ``None`` (the default) means unknown: the budget is then only checked between calls.
+        ``None`` (the default) means unknown: a run with ``--cost`` then refuses this model,
+        since the budget could not be enforced.
         """
         return None
 
