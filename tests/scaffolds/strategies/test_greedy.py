@@ -7,57 +7,16 @@ import random
 
 import pytest
 
-from podium.records import Action, Metric, Node, NodeState
+from podium.records import Action, NodeState
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.tree import SearchTree
-
-
-def node(
-    node_id: int,
-    operator: str = "draft",
-    parents: tuple[int, ...] = (),
-    metric: float | None = None,
-    buggy: bool = False,
-    code: str = "print(1)\n",
-    lower_is_better: bool = False,
-) -> Node:
-    """A finished node; good when it has a metric and is not buggy."""
-    value = None if metric is None else Metric(value=metric, lower_is_better=lower_is_better)
-    return Node(
-        id=node_id,
-        parent_ids=parents,
-        operator=operator,
-        state=NodeState.DONE,
-        code=code,
-        metric=value,
-        is_buggy=buggy,
-        bug_reason="KeyError: 'y'" if buggy else None,
-    )
-
-
-def tree_of(*nodes: Node, lower_is_better: bool = False) -> SearchTree:
-    tree = SearchTree(lower_is_better=lower_is_better)
-    for n in nodes:
-        tree.add(n)
-    return tree
+from tests.scaffolds.strategies.trees import act, debug_chain, node, tree_of
 
 
 def greedy(num_drafts: int = 2, debug_prob: float = 0.5, max_debug_depth: int = 3) -> Greedy:
     return Greedy(
         GreedyParams(num_drafts=num_drafts, debug_prob=debug_prob, max_debug_depth=max_debug_depth)
     )
-
-
-def debug_chain(length: int, start: int = 1) -> list[Node]:
-    """A buggy draft followed by ``length`` buggy debug nodes, each fixing the previous one."""
-    chain = [node(start, buggy=True)]
-    for i in range(1, length + 1):
-        chain.append(node(start + i, "debug", (start + i - 1,), buggy=True))
-    return chain
-
-
-def act(operator: str, parent_ids: tuple[int, ...] = ()) -> Action:
-    return Action(operator=operator, parent_ids=parent_ids)
 
 
 DRAFT = act("draft")

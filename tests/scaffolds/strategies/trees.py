@@ -1,0 +1,48 @@
+"""Crafted trees for strategy tests: finished nodes with chosen metrics and bugs."""
+
+from __future__ import annotations
+
+from podium.records import Action, Metric, Node, NodeState
+from podium.tree import SearchTree
+
+
+def node(
+    node_id: int,
+    operator: str = "draft",
+    parents: tuple[int, ...] = (),
+    metric: float | None = None,
+    buggy: bool = False,
+    code: str = "print(1)\n",
+    lower_is_better: bool = False,
+) -> Node:
+    """A finished node; good when it has a metric and is not buggy."""
+    value = None if metric is None else Metric(value=metric, lower_is_better=lower_is_better)
+    return Node(
+        id=node_id,
+        parent_ids=parents,
+        operator=operator,
+        state=NodeState.DONE,
+        code=code,
+        metric=value,
+        is_buggy=buggy,
+        bug_reason="KeyError: 'y'" if buggy else None,
+    )
+
+
+def tree_of(*nodes: Node, lower_is_better: bool = False) -> SearchTree:
+    tree = SearchTree(lower_is_better=lower_is_better)
+    for n in nodes:
+        tree.add(n)
+    return tree
+
+
+def debug_chain(length: int, start: int = 1) -> list[Node]:
+    """A buggy draft followed by ``length`` buggy debug nodes, each fixing the previous one."""
+    chain = [node(start, buggy=True)]
+    for i in range(1, length + 1):
+        chain.append(node(start + i, "debug", (start + i - 1,), buggy=True))
+    return chain
+
+
+def act(operator: str, parent_ids: tuple[int, ...] = ()) -> Action:
+    return Action(operator=operator, parent_ids=parent_ids)
