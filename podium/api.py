@@ -369,6 +369,7 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
         exec_timeout_s=cfg.exec.timeout,
         max_output_bytes=cfg.exec.max_output_bytes,
         keep_working=cfg.exec.keep_working,
+        final_top_k=cfg.search.final_top_k,
     )
 
 

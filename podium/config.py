@@ -99,6 +99,9 @@ class SearchSection(Section):
     strategy: str = "greedy"
     operators: str = "llm"
     memory_chars: int = Field(4000, ge=0, description="size budget of earlier-nodes memory")
+    final_top_k: int = Field(
+        1, ge=1, description="> 1: re-run the k best on a fresh kernel, submit the best mean"
+    )
 
 
 class BudgetSection(Section):

@@ -6,12 +6,15 @@ contributing the same name is an error naming both, so a choice is never silentl
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
 from podium.errors import PluginError, UnknownNameError
-from podium.interfaces import Backend, Benchmark
+from podium.interfaces import Backend, Benchmark, Strategy
 from podium.plugins.manager import PodiumPluginManager
 from podium.plugins.specs import (
     BackendSpec,
@@ -82,6 +85,9 @@ class Registry:
         return entry.spec.create(arg, options)
 
     def strategy(self, name: str) -> StrategySpec:
+        """A registered strategy, or ``package.module:Class`` imported directly."""
+        if ":" in name and name not in self.strategies:
+            return strategy_from_path(name)
         return _lookup("strategy", name, self.strategies)
 
     def sandbox(self, name: str) -> SandboxSpec:
@@ -119,6 +125,32 @@ class Registry:
                 shown = usage if kind == "backend" else name
                 rows.append((kind, shown, entry.origin, entry.spec.description))
         return rows
+
+
+def strategy_from_path(path: str) -> StrategySpec:
+    """``my_pkg.strategies:MyStrategy``: a Strategy subclass, its ``Params`` (a pydantic model
+    for the ``search.*`` keys) if it has one; created with ``Class(params)`` or ``Class()``."""
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PluginError(
+            f"cannot import strategy module {module_name!r}: {exc}",
+            hint="install it, put it on PYTHONPATH, or load it with -p",
+        ) from None
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        raise PluginError(f"{path} is not a Strategy subclass (podium.interfaces.Strategy)")
+    params = getattr(cls, "Params", None)
+    if not (isinstance(params, type) and issubclass(params, BaseModel)):
+        params = None
+    factory: Any = cls  # a plugin's own constructor: Class(params) or Class()
+    return StrategySpec(
+        name=path,
+        create=(lambda p: factory(p)) if params else (lambda _: factory()),
+        params=params,
+        description=(cls.__doc__ or "").strip().split("\n")[0],
+    )
 
 
 def split_model_name(model: str, known: Mapping[str, object]) -> tuple[str, str]:

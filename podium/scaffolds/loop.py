@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import shutil
 import time
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -58,7 +59,7 @@ from podium.records import (
     Usage,
     utcnow,
 )
-from podium.scaffolds import review
+from podium.scaffolds import final_choice, review
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.rundir import SUBMISSION, RunDir
@@ -79,6 +80,7 @@ class LoopSettings:
     exec_timeout_s: float = 3600.0
     max_output_bytes: int = 64 * 1024
     keep_working: bool = False
+    final_top_k: int = 1  # > 1: re-run the k best on a fresh kernel before choosing
 
 
 class RunEvents(Protocol):
@@ -130,6 +132,8 @@ class Search:
         self.in_flight: dict[asyncio.Task[Node], Node] = {}
         self.stop_reason: str | None = None
         self.stop_detail: str | None = None  # e.g. why the cost budget stopped the run
+        self.final: Node | None = None  # once chosen at the end (top-k re-runs may change it)
+        self.reruns: list[final_choice.Rerun] = []
         self.error: str | None = None
         self.sandbox_failures = 0
         self._started = time.monotonic()
@@ -174,6 +178,11 @@ class Search:
             await self._cancel_in_flight()
             raise
         final = self.parts.strategy.final_node(self.tree)
+        if self.settings.final_top_k > 1 and self.stop_reason not in ("interrupted", "error"):
+            final, self.reruns = await final_choice.choose(
+                self.tree, self.settings.final_top_k, self._execute_again
+            )
+        self.final = final
         self._publish(final)
         return Outcome(stop_reason=self.stop_reason or "steps", final=final, error=self.error)
 
@@ -356,6 +365,27 @@ class Search:
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
                     "bug_reason": verdict.bug_reason, "summary": verdict.summary}
         )  # fmt: skip
+
+    async def _execute_again(self, node: Node) -> ExecResult:
+        """Run a finished node's code once more, in ``nodes/<id>/rerun/`` on a fresh kernel."""
+        root = self.run_dir.node_dir(node.id) / "rerun"
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        limits = Limits(self.settings.exec_timeout_s, self.settings.max_output_bytes)
+        try:
+            result = await self.parts.sandbox.execute(
+                node.code, Workspace(root, self.parts.task.public_dir), limits
+            )
+        except SandboxError as exc:
+            result = ExecResult(status=ExecStatus.DIED, killed_reason=f"sandbox error: {exc}")
+        (root / "output.txt").write_text(result.output, encoding="utf-8")
+        for leftover in ("working", "submission", "input"):
+            path = root / leftover
+            if path.is_symlink():
+                path.unlink()
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+        return result
 
     def _submission_problem(self, node_id: int) -> str | None:
         """The format check, on a file the host can afford to read (the solution is hostile)."""

@@ -16,7 +16,7 @@ STATUS = {"interrupted": "interrupted", "error": "failed"}
 def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> dict[str, Any]:
     """``stop_reason`` None means the run is still going (the summary is refreshed per node)."""
     tree = search.tree
-    final = search.parts.strategy.final_node(tree)
+    final = search.final or search.parts.strategy.final_node(tree)
     status = "running" if stop_reason is None else STATUS.get(stop_reason, "finished")
     return {
         **info,
@@ -28,6 +28,7 @@ def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> 
         "buggy_nodes": len(tree.buggy_nodes()),
         "best_node": final.id if final else None,
         "best_metric": final.metric.value if final and final.metric else None,
+        "final_reruns": [r.report() for r in search.reruns],
         "lower_is_better": tree.lower_is_better,
         "elapsed_s": round(search.elapsed(), 3),
         "stop_detail": search.stop_detail,

@@ -4,8 +4,9 @@ Draft until ``num_drafts`` drafts exist; then, with probability ``debug_prob``, 
 buggy leaf whose debug depth is at most ``max_debug_depth`` (AIDE's ``<=``); otherwise improve
 the best good node (or draft again when no node is good yet). Actions already handed to other
 workers count: a pending draft counts toward ``num_drafts``, and a node being debugged is not
-picked twice. A buggy node without code (the model call failed, or its answer held no code) is
-not debugged.
+picked twice. Neither is a node being improved, unless ``parallel_improve`` is set: a second
+worker improves the best node that nobody is improving, or drafts when there is none. A buggy
+node without code (the model call failed, or its answer held no code) is not debugged.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import random
 from pydantic import BaseModel, ConfigDict, Field
 
 from podium.interfaces import Strategy
-from podium.records import Action
+from podium.records import Action, Node
 from podium.tree import SearchTree
 
 
@@ -26,6 +27,9 @@ class GreedyParams(BaseModel):
     debug_prob: float = Field(0.5, ge=0.0, le=1.0, description="chance to debug a buggy leaf")
     max_debug_depth: int = Field(
         3, ge=0, description="debug a leaf only while its debug depth is <= this"
+    )
+    parallel_improve: bool = Field(
+        False, description="let several workers improve the same node at once"
     )
 
 
@@ -51,7 +55,23 @@ class Greedy(Strategy):
             ]
             if debuggable:
                 return Action(operator="debug", parent_ids=(rng.choice(debuggable).id,))
-        best = tree.best_node()
-        if best is None:
+        target = self._improve_target(tree)
+        if target is None:
             return Action(operator="draft")
-        return Action(operator="improve", parent_ids=(best.id,))
+        return Action(operator="improve", parent_ids=(target.id,))
+
+    def _improve_target(self, tree: SearchTree) -> Node | None:
+        best = tree.best_node()
+        if best is None or self.params.parallel_improve:
+            return best
+        busy = {p for a in tree.pending if a.operator == "improve" for p in a.parent_ids}
+        if best.id not in busy:
+            return best
+        free = [n for n in tree.good_nodes() if n.id not in busy and n.metric is not None]
+        return min(free, key=lambda n: (-_score(n), n.id), default=None)
+
+
+def _score(node: Node) -> float:
+    """Higher is better, whatever the metric's direction."""
+    assert node.metric is not None
+    return -node.metric.value if node.metric.lower_is_better else node.metric.value

@@ -269,3 +269,27 @@ def test_pending_helpers() -> None:
     assert tree.pending_count("draft") == 2
     assert tree.pending_count("debug") == 1
     assert tree.pending_parents() == {1, 2}
+
+
+def test_workers_do_not_all_improve_the_best_node_unless_allowed() -> None:
+    tree = tree_of(node(1, metric=0.5), node(2, metric=0.9), node(3, metric=0.7))
+    tree.pending = [act("improve", (2,))]
+    strategy = greedy(num_drafts=3, debug_prob=0.0)
+    assert strategy.next_action(tree, random.Random(0)) == act("improve", (3,))
+    tree.pending += [act("improve", (3,)), act("improve", (1,))]
+    assert strategy.next_action(tree, random.Random(0)) == act("draft")
+    shared = Greedy(GreedyParams(num_drafts=3, debug_prob=0.0, parallel_improve=True))
+    assert shared.next_action(tree, random.Random(0)) == act("improve", (2,))
+
+
+def test_a_busy_best_node_with_lower_is_better_falls_to_the_next_lowest() -> None:
+    tree = tree_of(
+        node(1, metric=0.5, lower_is_better=True),
+        node(2, metric=0.1, lower_is_better=True),
+        node(3, metric=0.3, lower_is_better=True),
+        lower_is_better=True,
+    )
+    tree.pending = [act("improve", (2,))]
+    assert greedy(num_drafts=3, debug_prob=0.0).next_action(tree, random.Random(0)) == act(
+        "improve", (3,)
+    )
