@@ -1,8 +1,9 @@
-"""The LLM operator set: draft, improve and debug as prompts to the code model.
+"""The LLM operator set: draft, improve, debug and crossover as prompts to the code model.
 
 Each operator renders its template from the task, a data preview, the solutions' packages,
-what is left of the budget, its parent and a bounded memory, asks the model once, and parses a
-plan and code out of the answer.
+what is left of the budget, its parent(s) and a bounded memory, asks the model once, and parses
+a plan and code out of the answer. A crossover has two parents: the first fills the
+``parent_*`` values, the second the ``other_*`` ones.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def metric_text(node: Node) -> str:
 
 class LLMOperators(OperatorSet):
     name = "llm"
-    operators = ("draft", "improve", "debug")
+    operators = ("draft", "improve", "debug", "crossover")
 
     def __init__(self, prompts: Prompts, memory_chars: int = 4000) -> None:
         self.prompts = prompts
@@ -84,6 +85,13 @@ class LLMOperators(OperatorSet):
                 "parent_metric": metric_text(parent),
                 "bug_reason": parent.bug_reason or "",
                 "debug_history": memory.debug_history(ctx.tree, parent, self.memory_chars),
+            }
+        if len(ctx.parents) > 1:  # a crossover's second parent
+            other = ctx.parents[1]
+            values |= {
+                "other_plan": other.plan or "(none)",
+                "other_code": other.code.rstrip(),
+                "other_metric": metric_text(other),
             }
         return values
 

@@ -100,6 +100,46 @@ Find the bug and fix it. Explain the fix in a few sentences, then give the compl
 $budget
 """
 
+CROSSOVER = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# Two solutions to combine
+## Solution A
+Plan: $parent_plan
+
+```python
+$parent_code
+```
+
+Output (end):
+```
+$parent_output
+```
+Validation metric: $parent_metric ($direction)
+
+## Solution B
+Plan: $other_plan
+
+```python
+$other_code
+```
+Validation metric: $other_metric ($direction)
+
+# Earlier solutions
+$memory
+
+# Your job
+Merge the best ideas of solutions A and B into one new solution that should beat both on the \
+validation metric: e.g. the stronger model with the other's features or preprocessing. Start with \
+a plan of 3-5 sentences saying what you take from each, then give the complete code of one \
+self-contained program.
+$budget
+"""
+
 REVIEW_SYSTEM = """\
 You review one execution of a solution to a machine-learning competition. Report your verdict by \
 calling the function submit_review."""
@@ -129,17 +169,20 @@ DEFAULTS: dict[str, str] = {
     "draft": DRAFT,
     "improve": IMPROVE,
     "debug": DEBUG,
+    "crossover": CROSSOVER,
     "review_system": REVIEW_SYSTEM,
     "review": REVIEW,
 }
 
 _COMMON = {"task_description", "data_preview", "memory", "budget", "metric_name", "direction"}
 _PARENT = {"parent_plan", "parent_code", "parent_output", "parent_metric"}
+_OTHER = {"other_plan", "other_code", "other_metric"}  # a crossover's second parent
 PLACEHOLDERS: dict[str, frozenset[str]] = {
     "system": frozenset({"metric_name", "direction", "exec_timeout", "packages"}),
     "draft": frozenset(_COMMON),
     "improve": frozenset(_COMMON | _PARENT),
     "debug": frozenset(_COMMON | _PARENT | {"bug_reason", "debug_history"}),
+    "crossover": frozenset(_COMMON | _PARENT | _OTHER),
     "review_system": frozenset({"metric_name", "direction"}),
     "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
 }

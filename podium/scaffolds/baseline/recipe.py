@@ -1,9 +1,11 @@
-"""Recipes: the choices a baseline solution is made of, and how draft/improve/debug change them.
+"""Recipes: the choices a baseline solution is made of, and how the operators change them.
 
 A recipe names a model family and its hyperparameters, the preprocessing (imputation, encoding,
 scaling) and the derived features. Drafts try different families; improve changes one choice
 of its parent (a derived feature, a hyperparameter, the family, the preprocessing); debug falls
-back to something simpler. The search keeps only what the validation metric rewards.
+back to something simpler; crossover takes the model from the fitter parent and the data
+handling from the other (see :func:`crossover`). The search keeps only what the validation
+metric rewards.
 """
 
 from __future__ import annotations
@@ -223,6 +225,28 @@ def improve(parent: Recipe, spec: TabularSpec, rng: random.Random) -> tuple[Reci
             return changed
         moves = [(m, w) for m, w in moves if m is not move]
     return _switch_family(parent, spec, rng)
+
+
+def crossover(fitter: Recipe, other: Recipe, spec: TabularSpec) -> tuple[Recipe, str] | None:
+    """Combine two parents: the model from ``fitter``, the data handling from ``other``.
+
+    The child keeps the fitter parent's family, hyperparameters and scaling (scaling belongs to
+    the family); it takes the other parent's imputation and category encoding (one-hot stays
+    for linear and k-NN models, which need it); its derived features are the fitter parent's
+    followed by the other's that it lacks (those the data offers). ``None`` when the other
+    parent has nothing to add, i.e. the child would be the fitter parent again.
+    """
+    encode = "onehot" if fitter.family in ("linear", "knn") else other.encode
+    added = tuple(
+        f for f in other.features if f not in fitter.features and f in DERIVED and DERIVED[f](spec)
+    )
+    child = replace(fitter, impute=other.impute, encode=encode, features=(*fitter.features, *added))
+    if child == fitter:
+        return None
+    taken = [f"{child.impute} imputation"] if child.impute != fitter.impute else []
+    taken += [f"{child.encode} encoding"] if child.encode != fitter.encode else []
+    taken += [f"the derived feature '{f}'" for f in added]
+    return child, f"keep the {fitter.family} model, take {', '.join(taken)} from the other"
 
 
 def debug(parent: Recipe | None, spec: TabularSpec) -> tuple[Recipe, str]:

@@ -1,0 +1,477 @@
+"""How well parallel workers scale: nodes per minute for W = 1, 2, 4, 8 workers.
+
+Target (issue 6): speed-up >= 0.8 x W up to W = 4.
+
+Each W gets one greedy search (default strategy parameters: 5 drafts, then improve/debug) on
+the bundled toy task, ``steps = max(steps-per-worker x W, min-steps)`` nodes, against a fake
+OpenAI server whose every answer (code and review calls alike) takes a latency drawn uniformly
+from [1, 2] s (seeded, reseeded per run). The solution is trivial (standard library: print the
+metric line, copy the sample submission), kernel pre-imports are off, the sandbox and the warm
+pool are the defaults (``auto``, one pre-started kernel per worker). Model ``openai/gpt-4.1``.
+
+The fake server runs in a separate process, so its threads neither compete with Podium's event
+loop for the GIL nor count as Podium's CPU. Data are prepared once by a short warm-up run.
+
+Reported per W, over the search span (from the moment the search starts, kernels of the pool
+still starting, to the last node's finish):
+
+* nodes/min, speed-up vs W = 1 and efficiency (speed-up / W); also a *steady-state* rate,
+  between the finish of node W and of node N - W, when every worker is busy (it leaves out
+  the first kernels' start-up and the tail, where workers run out of steps);
+* busy workers: the sum of node times / span (W when no worker ever waits between nodes);
+* per node, means from the nodes' ``timings``: code-model and review-model time, the wait for a
+  kernel, execution, Podium's own overhead; and how much longer a model call took in Podium than
+  the delay the server slept (HTTP client, event loop);
+* CPU, in cores (CPU seconds / span): the whole machine (``/proc/stat``), Podium's process
+  (``RUSAGE_SELF``), its event-loop thread alone (``time.thread_time`` in the loop), the fake
+  server, and the rest (kernels under bwrap, whose CPU no ``RUSAGE_CHILDREN`` sees, plus any
+  other load, measured idle before the runs);
+* event-loop lag (how late a 20 ms timer fires: p50 / p99 / max) and the time the loop spends
+  in journal transactions and in run-directory file work, per node.
+
+Usage:  .venv/bin/python perf/parallel_throughput.py [--workers 1,2,4,8] [--steps-per-worker 8]
+            [--min-steps 16] [--latency 1,2] [--seed 0] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
+
+TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
+MODEL = "openai/gpt-4.1"
+TICK = os.sysconf("SC_CLK_TCK")
+LAG_EVERY_S = 0.02
+TARGET_EFFICIENCY = 0.8
+TARGET_UP_TO_W = 4
+SOLUTION = (
+    "import shutil\n"
+    'print("VALIDATION_METRIC: 0.5")\n'
+    'shutil.copy("input/sample_submission.csv", "submission/submission.csv")\n'
+)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# --- the fake model, in its own process --------------------------------------------------------
+
+
+def serve() -> None:
+    """``--serve``: a FakeOpenAI answering every call after a seeded uniform delay.
+
+    Protocol on stdin/stdout, one JSON line per answer: first ``{"url", "api_key", "pid"}``;
+    then ``reset SEED LO HI`` (reseed, new latency range, zero the counters) and ``stats``
+    (calls and seconds slept, per role). Ends when stdin closes.
+    """
+    from podium.testing import FakeOpenAI, Received, Reply
+
+    lock = threading.Lock()
+    state: dict[str, Any] = {"rng": random.Random(0), "lo": 1.0, "hi": 2.0}
+    calls = {"code": 0, "review": 0}
+    slept = {"code": 0.0, "review": 0.0}
+
+    def respond(received: Received) -> Reply:
+        role = "review" if received.forced_tool == "submit_review" else "code"
+        with lock:
+            delay = state["rng"].uniform(state["lo"], state["hi"])
+            calls[role] += 1
+            slept[role] += delay
+        if role == "review":
+            args = {"is_bug": False, "summary": "Ran fine.", "metric": 0.5}
+            return Reply.tool_call("submit_review", args, delay_s=delay)
+        return Reply.text(f"A plan.\n\n```python\n{SOLUTION}```\n", delay_s=delay)
+
+    def say(data: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(data) + "\n")
+        sys.stdout.flush()
+
+    with FakeOpenAI(responder=respond) as fake:
+        say({"url": fake.url, "api_key": fake.api_key, "pid": os.getpid()})
+        for line in sys.stdin:
+            word, *rest = line.split()
+            with lock:
+                if word == "reset":
+                    state["rng"] = random.Random(int(rest[0]))
+                    state["lo"], state["hi"] = float(rest[1]), float(rest[2])
+                    calls.update(code=0, review=0)
+                    slept.update(code=0.0, review=0.0)
+                    say({})
+                elif word == "stats":
+                    say({"calls": dict(calls), "slept_s": dict(slept), "problems": fake.problems})
+
+
+class FakeModel:
+    def __init__(self) -> None:
+        script = str(Path(__file__).resolve())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", script, "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        hello = self._read()
+        self.url: str = hello["url"]
+        self.api_key: str = hello["api_key"]
+        self.pid: int = hello["pid"]
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the fake model server exited")
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def ask(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def cpu_s(self) -> float:
+        return proc_cpu_s(self.pid)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+# --- CPU accounting ---------------------------------------------------------------------------
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime + stime of one process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine spent not idle (all cores), since boot."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / TICK  # user..steal; guest is already in user
+
+
+def self_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class CpuMark:
+    wall: float
+    machine: float
+    podium: float
+    loop: float
+    fake: float
+
+    @classmethod
+    def now(cls, fake: FakeModel) -> CpuMark:
+        return cls(time.perf_counter(), machine_busy_s(), self_cpu_s(), time.thread_time(),
+                   fake.cpu_s())  # fmt: skip
+
+
+def background_cores(seconds: float = 3.0) -> float:
+    """What the machine uses with nothing of ours running."""
+    t0, b0 = time.perf_counter(), machine_busy_s()
+    time.sleep(seconds)
+    return (machine_busy_s() - b0) / (time.perf_counter() - t0)
+
+
+# --- time spent in synchronous work on the event loop -----------------------------------------
+
+
+@dataclass
+class Blocking:
+    """Seconds the loop spent inside wrapped synchronous methods, by group."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def wrap(self, group: str, fn: F) -> F:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[group] = self.seconds.get(group, 0.0) + time.perf_counter() - t0
+
+        return timed  # type: ignore[return-value]
+
+
+@contextmanager
+def timed_methods(blocking: Blocking) -> Iterator[None]:
+    """Time the journal's transactions and the run directory's file work (the loop's own
+    synchronous I/O); the originals are put back afterwards."""
+    from podium.scaffolds.journal import Journal
+    from podium.scaffolds.rundir import RunDir
+
+    targets: list[tuple[type, str, tuple[str, ...]]] = [
+        (Journal, "journal", ("begin", "update", "record_call")),
+        (RunDir, "run dir", ("reset_node", "write_text", "collect_submission", "tidy_node",
+                             "publish_best", "write_json")),
+    ]  # fmt: skip
+    saved = []
+    for cls, group, names in targets:
+        for name in names:
+            original = getattr(cls, name)
+            saved.append((cls, name, original))
+            setattr(cls, name, blocking.wrap(group, original))
+    try:
+        yield
+    finally:
+        for cls, name, original in saved:
+            setattr(cls, name, original)
+
+
+async def _watch_lag(lags: list[float]) -> None:
+    while True:
+        t0 = time.perf_counter()
+        await asyncio.sleep(LAG_EVERY_S)
+        lags.append(time.perf_counter() - t0 - LAG_EVERY_S)
+
+
+# --- one run ----------------------------------------------------------------------------------
+
+
+def _config(
+    base: Path, name: str, data_dir: Path, workers: int, steps: int, url: str, seed: int
+) -> dict[str, Any]:
+    return {
+        "task": str(TOY_TASK),
+        "out": str(base / name),
+        "data_dir": str(data_dir),
+        "workers": workers,
+        "seed": seed,
+        "budget": {"steps": steps},
+        "model": {"name": MODEL, "base_url": url},
+        "sandbox": {"preimports": []},
+    }
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(int(q * len(ordered)), len(ordered) - 1)] if ordered else 0.0
+
+
+def measure(
+    fake: FakeModel, base: Path, data_dir: Path, workers: int, steps: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    import podium
+    from podium.interfaces import RunInfo
+    from podium.records import Node
+    from podium.scaffolds import Search
+
+    fake.ask(f"reset {args.seed} {args.latency[0]} {args.latency[1]}")
+    marks: dict[str, CpuMark] = {}
+    finished: list[tuple[float, Node]] = []
+    lags: list[float] = []
+    watchers: list[asyncio.Task[None]] = []
+    blocking = Blocking()
+
+    def on_start(info: RunInfo, search: Search) -> None:
+        marks["start"] = CpuMark.now(fake)
+        watchers.append(asyncio.get_running_loop().create_task(_watch_lag(lags)))
+
+    def on_node(node: Node) -> None:
+        finished.append((time.perf_counter(), node))
+        if len(finished) == steps:
+            marks["end"] = CpuMark.now(fake)
+            for watcher in watchers:
+                watcher.cancel()
+
+    cfg = _config(base, f"run-w{workers}", data_dir, workers, steps, fake.url, args.seed)
+    t0 = time.perf_counter()
+    with timed_methods(blocking):
+        result = podium.run(cfg, on_node=on_node, on_start=on_start)
+    run_wall = time.perf_counter() - t0
+    served = fake.ask("stats")
+    start, end = marks["start"], marks.get("end") or CpuMark.now(fake)
+    span = end.wall - start.wall
+    nodes = [n for _, n in finished]
+    times = [t - start.wall for t, _ in finished]
+    n = len(nodes)
+    lo, hi = (workers, n - workers) if n > 2 * workers else (0, n)
+    steady = (hi - lo) / (times[hi - 1] - (times[lo - 1] if lo else 0.0)) * 60
+
+    def mean(get: Callable[[Node], float]) -> float:
+        return statistics.fmean(get(x) for x in nodes)
+
+    calls = served["calls"]["code"] + served["calls"]["review"]
+    slept = served["slept_s"]["code"] + served["slept_s"]["review"]
+    in_podium = sum(x.timings.model_s + x.timings.review_model_s for x in nodes)
+    cores = {
+        "machine": (end.machine - start.machine) / span,
+        "podium": (end.podium - start.podium) / span,
+        "loop": (end.loop - start.loop) / span,
+        "fake": (end.fake - start.fake) / span,
+    }
+    cores["rest"] = cores["machine"] - cores["podium"] - cores["fake"]
+    waits = [x.timings.kernel_start_s for x in nodes]
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    return {
+        "workers": workers,
+        "steps": steps,
+        "nodes": n,
+        "buggy_nodes": sum(x.is_buggy for x in nodes),
+        "operators": {op: sum(x.operator == op for x in nodes) for op in ("draft", "improve")},
+        "span_s": span,
+        "run_wall_s": run_wall,
+        "nodes_per_min": n / span * 60,
+        "steady_nodes_per_min": steady,
+        "busy_workers": sum(x.timings.total_s for x in nodes) / span,
+        "phase_mean_s": {
+            "code_model": mean(lambda x: x.timings.model_s),
+            "review_model": mean(lambda x: x.timings.review_model_s),
+            "kernel_wait": mean(lambda x: x.timings.kernel_start_s),
+            "exec": mean(lambda x: x.timings.exec_s),
+            "overhead": mean(lambda x: x.timings.overhead_s),
+            "node_total": mean(lambda x: x.timings.total_s),
+        },
+        "kernel_wait_p90_s": _pct(waits, 0.9),
+        "kernel_wait_max_s": max(waits),
+        "nodes_waiting_for_kernel": sum(w > 0.05 for w in waits),
+        "model_calls": calls,
+        "model_delay_served_mean_s": slept / calls,
+        "model_excess_per_call_ms": (in_podium - slept) / calls * 1000,
+        "fake_problems": len(served["problems"]),
+        "cores": cores,
+        "loop_lag_ms": {
+            "p50": _pct(lags, 0.5) * 1000,
+            "p99": _pct(lags, 0.99) * 1000,
+            "max": max(lags, default=0.0) * 1000,
+        },
+        "loop_blocked_ms_per_node": {k: v / n * 1000 for k, v in blocking.seconds.items()},
+        "sandbox": summary.get("sandbox"),
+        "sandbox_detail": summary.get("sandbox_detail"),
+        "stop_reason": summary.get("stop_reason"),
+    }
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def table(rows: list[dict[str, Any]], nproc: int) -> str:
+    base = next((r["nodes_per_min"] for r in rows if r["workers"] == 1), None)
+    steady_base = next((r["steady_nodes_per_min"] for r in rows if r["workers"] == 1), None)
+    header = [
+        "W", "nodes", "span s", "nodes/min", "speed-up", "effic.", "steady n/min", "steady eff.",
+        "busy wkrs", "code s", "review s", "kernel wait s", "exec s", "ovh ms", "model +ms/call",
+        f"CPU machine (of {nproc})", "podium", "loop", "fake", "rest", "lag p99/max ms",
+        "journal ms/node", "run dir ms/node",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        w, p, c, lag, blk = (r["workers"], r["phase_mean_s"], r["cores"], r["loop_lag_ms"],
+                             r["loop_blocked_ms_per_node"])  # fmt: skip
+        speed = r["nodes_per_min"] / base if base else None
+        steady = r["steady_nodes_per_min"] / steady_base if steady_base else None
+        cells = [
+            str(w), str(r["nodes"]), f"{r['span_s']:.1f}", f"{r['nodes_per_min']:.1f}",
+            f"{speed:.2f}x" if speed else "-", f"{speed / w:.2f}" if speed else "-",
+            f"{r['steady_nodes_per_min']:.1f}", f"{steady / w:.2f}" if steady else "-",
+            f"{r['busy_workers']:.2f}", f"{p['code_model']:.2f}", f"{p['review_model']:.2f}",
+            f"{p['kernel_wait']:.2f} (p90 {r['kernel_wait_p90_s']:.2f})", f"{p['exec']:.3f}",
+            f"{p['overhead'] * 1000:.0f}", f"{r['model_excess_per_call_ms']:.0f}",
+            f"{c['machine']:.2f}", f"{c['podium']:.2f}", f"{c['loop']:.2f}", f"{c['fake']:.2f}",
+            f"{c['rest']:.2f}", f"{lag['p99']:.0f} / {lag['max']:.0f}",
+            f"{blk.get('journal', 0.0):.1f}", f"{blk.get('run dir', 0.0):.1f}",
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def verdict(rows: list[dict[str, Any]]) -> list[str]:
+    base = next((r for r in rows if r["workers"] == 1), None)
+    if base is None:
+        return ["(no W = 1 run: no speed-up to check)"]
+    out = []
+    for r in rows:
+        w = r["workers"]
+        if w == 1 or w > TARGET_UP_TO_W:
+            continue
+        for label, key in (("whole span", "nodes_per_min"), ("steady", "steady_nodes_per_min")):
+            speed = r[key] / base[key]
+            ok = speed >= TARGET_EFFICIENCY * w
+            out.append(
+                f"{'PASS' if ok else 'FAIL'}  W={w} ({label}): speed-up {speed:.2f}x, "
+                f"target >= {TARGET_EFFICIENCY * w:.1f}x (efficiency {speed / w:.2f})"
+            )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", default="1,2,4,8", help="comma-separated W values")
+    parser.add_argument("--steps-per-worker", type=int, default=8)
+    parser.add_argument("--min-steps", type=int, default=16)
+    parser.add_argument("--latency", default="1,2", help="model latency range LO,HI in seconds")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve()
+        return
+    args.latency = tuple(float(v) for v in args.latency.split(","))
+    workers = [int(w) for w in args.workers.split(",")]
+    started = time.perf_counter()
+    info = machine()
+    background = background_cores()
+    fake = FakeModel()
+    os.environ["OPENAI_API_KEY"] = fake.api_key
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            base, data_dir = Path(tmp), Path(tmp) / "data"
+            import podium
+
+            fake.ask(f"reset {args.seed} 0 0")  # warm-up: prepares the data, fills OS caches
+            podium.run(_config(base, "warm-up", data_dir, 1, 2, fake.url, args.seed))
+            for w in workers:
+                steps = max(args.steps_per_worker * w, args.min_steps)
+                row = measure(fake, base, data_dir, w, steps, args)
+                rows.append(row)
+                print(f"W={w}: {row['nodes']} nodes in {row['span_s']:.1f} s", file=sys.stderr)
+    finally:
+        fake.close()
+    total = time.perf_counter() - started
+    print(table(rows, info["nproc"]))
+    print()
+    for line in verdict(rows):
+        print(line)
+    sandboxes = {f"{r['sandbox']} ({r['sandbox_detail']})" for r in rows}
+    print(f"\nsandbox: {', '.join(sorted(sandboxes))}")
+    print(f"background load before the runs: {background:.2f} cores")
+    print(f"machine: {json.dumps(info)}")
+    print(f"script wall time: {total:.0f} s")
+    if args.json:
+        result = {"runs": rows, "background_cores": background, "machine": info,
+                  "latency_s": args.latency, "script_wall_s": total}  # fmt: skip
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
