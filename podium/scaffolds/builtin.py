@@ -1,10 +1,11 @@
-"""The scaffolds room's builtin plugin: the greedy strategy and the LLM operator set."""
+"""The scaffolds room's builtin plugin: the search strategies and the operator sets."""
 
 from __future__ import annotations
 
 from podium.plugins import OperatorSetSpec, StrategySpec, hookimpl
 from podium.scaffolds import baseline, operators
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
+from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
 
 
 @hookimpl
@@ -15,7 +16,13 @@ def podium_strategies() -> list[StrategySpec]:
             create=Greedy,
             params=GreedyParams,
             description="AIDE: drafts, then debug buggy leaves or improve the best node",
-        )
+        ),
+        StrategySpec(
+            name="mcts",
+            create=MCTS,
+            params=MCTSParams,
+            description="UCT over normalised metrics; buggy children get a debug cycle",
+        ),
     ]
 
 

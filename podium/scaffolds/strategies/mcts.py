@@ -121,8 +121,7 @@ class MCTS(Strategy):
         if node.id in self._search_node:
             return
         parent = node.parent_ids[0] if node.parent_ids else None
-        if node.operator == "debug" and parent in self._search_node:
-            assert parent is not None
+        if node.operator == "debug" and parent is not None and parent in self._search_node:
             here = self._search_node[parent]
             self._depth[node.id] = self._depth[parent] + 1
             self._debuggable.discard(parent)
