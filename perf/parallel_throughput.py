@@ -62,6 +62,7 @@ from machine import machine  # noqa: E402  (perf/machine.py: this script's direc
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 MODEL = "openai/gpt-4.1"
 TICK = os.sysconf("SC_CLK_TCK")
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 LAG_EVERY_S = 0.02
 TARGET_EFFICIENCY = 0.8
 TARGET_UP_TO_W = 4
@@ -178,6 +179,49 @@ def self_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class TreeCpu:
+    """CPU of this process and of everything it starts, dead or alive, from a cpuacct cgroup
+    of its own (cgroup v1, root). Kernels under bwrap die in a pid namespace whose init is
+    killed, so no ``RUSAGE_CHILDREN`` ever sees their CPU; a cgroup counts it. Podium moves a
+    kernel into memory and pids cgroups only, so it stays in this one. Where no such cgroup can
+    be made, ``cpu_s`` is None and the kernels' share is not separated from other load."""
+
+    def __init__(self) -> None:
+        self.group: Path | None = None
+        self.home: Path | None = None
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if "cpuacct" in controllers.split(","):
+                home = CPUACCT / path.lstrip("/")
+                group = home / f"podium-perf-{os.getpid()}"
+                try:
+                    group.mkdir()
+                except OSError:
+                    return
+                try:
+                    (group / "cgroup.procs").write_text(str(os.getpid()))
+                except OSError:
+                    group.rmdir()
+                    return
+                self.group, self.home = group, home
+
+    def cpu_s(self) -> float | None:
+        if self.group is None:
+            return None
+        return int((self.group / "cpuacct.usage").read_text()) / 1e9
+
+    def close(self) -> None:
+        if self.group is None or self.home is None:
+            return
+        (self.home / "cgroup.procs").write_text(str(os.getpid()))
+        for _ in range(50):  # a kernel being reaped may still be in it for a moment
+            try:
+                self.group.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
 @dataclass
 class CpuMark:
     wall: float
@@ -185,11 +229,12 @@ class CpuMark:
     podium: float
     loop: float
     fake: float
+    tree: float | None
 
     @classmethod
-    def now(cls, fake: FakeModel) -> CpuMark:
+    def now(cls, fake: FakeModel, tree: TreeCpu) -> CpuMark:
         return cls(time.perf_counter(), machine_busy_s(), self_cpu_s(), time.thread_time(),
-                   fake.cpu_s())  # fmt: skip
+                   fake.cpu_s(), tree.cpu_s())  # fmt: skip
 
 
 def background_cores(seconds: float = 3.0) -> float:
@@ -203,10 +248,12 @@ def background_cores(seconds: float = 3.0) -> float:
 
 
 @dataclass
-class Blocking:
-    """Seconds the loop spent inside wrapped synchronous methods, by group."""
+class Probes:
+    """Seconds the loop spent inside wrapped synchronous methods, by group; and the wall time
+    of every kernel start (pool refills included: they run while nodes wait on the model)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    kernel_starts: list[float] = field(default_factory=list)
 
     def wrap(self, group: str, fn: F) -> F:
         @functools.wraps(fn)
@@ -221,11 +268,19 @@ class Blocking:
 
 
 @contextmanager
-def timed_methods(blocking: Blocking) -> Iterator[None]:
-    """Time the journal's transactions and the run directory's file work (the loop's own
-    synchronous I/O); the originals are put back afterwards."""
+def probed(probes: Probes) -> Iterator[None]:
+    """Time the journal's transactions, the run directory's file work (the loop's own
+    synchronous I/O) and kernel starts; the originals are put back afterwards."""
+    from podium.sandbox import base
+    from podium.sandbox.kernel import LiveKernel, start_kernel
     from podium.scaffolds.journal import Journal
     from podium.scaffolds.rundir import RunDir
+
+    async def timed_start(*args: Any, **kwargs: Any) -> LiveKernel:
+        t0 = time.perf_counter()
+        kernel = await start_kernel(*args, **kwargs)
+        probes.kernel_starts.append(time.perf_counter() - t0)
+        return kernel
 
     targets: list[tuple[type, str, tuple[str, ...]]] = [
         (Journal, "journal", ("begin", "update", "record_call")),
@@ -237,10 +292,12 @@ def timed_methods(blocking: Blocking) -> Iterator[None]:
         for name in names:
             original = getattr(cls, name)
             saved.append((cls, name, original))
-            setattr(cls, name, blocking.wrap(group, original))
+            setattr(cls, name, probes.wrap(group, original))
+    base.start_kernel = timed_start  # type: ignore[attr-defined]
     try:
         yield
     finally:
+        base.start_kernel = start_kernel  # type: ignore[attr-defined]
         for cls, name, original in saved:
             setattr(cls, name, original)
 
@@ -276,7 +333,13 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def measure(
-    fake: FakeModel, base: Path, data_dir: Path, workers: int, steps: int, args: argparse.Namespace
+    fake: FakeModel,
+    tree: TreeCpu,
+    base: Path,
+    data_dir: Path,
+    workers: int,
+    steps: int,
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
     import podium
     from podium.interfaces import RunInfo
@@ -288,26 +351,26 @@ def measure(
     finished: list[tuple[float, Node]] = []
     lags: list[float] = []
     watchers: list[asyncio.Task[None]] = []
-    blocking = Blocking()
+    probes = Probes()
 
     def on_start(info: RunInfo, search: Search) -> None:
-        marks["start"] = CpuMark.now(fake)
+        marks["start"] = CpuMark.now(fake, tree)
         watchers.append(asyncio.get_running_loop().create_task(_watch_lag(lags)))
 
     def on_node(node: Node) -> None:
         finished.append((time.perf_counter(), node))
         if len(finished) == steps:
-            marks["end"] = CpuMark.now(fake)
+            marks["end"] = CpuMark.now(fake, tree)
             for watcher in watchers:
                 watcher.cancel()
 
     cfg = _config(base, f"run-w{workers}", data_dir, workers, steps, fake.url, args.seed)
     t0 = time.perf_counter()
-    with timed_methods(blocking):
+    with probed(probes):
         result = podium.run(cfg, on_node=on_node, on_start=on_start)
     run_wall = time.perf_counter() - t0
     served = fake.ask("stats")
-    start, end = marks["start"], marks.get("end") or CpuMark.now(fake)
+    start, end = marks["start"], marks.get("end") or CpuMark.now(fake, tree)
     span = end.wall - start.wall
     nodes = [n for _, n in finished]
     times = [t - start.wall for t, _ in finished]
@@ -327,7 +390,11 @@ def measure(
         "loop": (end.loop - start.loop) / span,
         "fake": (end.fake - start.fake) / span,
     }
-    cores["rest"] = cores["machine"] - cores["podium"] - cores["fake"]
+    if start.tree is not None and end.tree is not None:
+        cores["kernels"] = (end.tree - start.tree) / span - cores["podium"]
+        cores["other"] = cores["machine"] - cores["podium"] - cores["kernels"] - cores["fake"]
+    else:  # kernels and any other load together
+        cores["kernels"] = cores["machine"] - cores["podium"] - cores["fake"]
     waits = [x.timings.kernel_start_s for x in nodes]
     summary = json.loads((result.run_dir / "summary.json").read_text())
     return {
@@ -362,7 +429,12 @@ def measure(
             "p99": _pct(lags, 0.99) * 1000,
             "max": max(lags, default=0.0) * 1000,
         },
-        "loop_blocked_ms_per_node": {k: v / n * 1000 for k, v in blocking.seconds.items()},
+        "loop_blocked_ms_per_node": {k: v / n * 1000 for k, v in probes.seconds.items()},
+        "kernel_start_s": {
+            "count": len(probes.kernel_starts),
+            "median": statistics.median(probes.kernel_starts),
+            "p90": _pct(probes.kernel_starts, 0.9),
+        },
         "sandbox": summary.get("sandbox"),
         "sandbox_detail": summary.get("sandbox_detail"),
         "stop_reason": summary.get("stop_reason"),
@@ -372,34 +444,52 @@ def measure(
 # --- report -----------------------------------------------------------------------------------
 
 
-def table(rows: list[dict[str, Any]], nproc: int) -> str:
-    base = next((r["nodes_per_min"] for r in rows if r["workers"] == 1), None)
-    steady_base = next((r["steady_nodes_per_min"] for r in rows if r["workers"] == 1), None)
-    header = [
-        "W", "nodes", "span s", "nodes/min", "speed-up", "effic.", "steady n/min", "steady eff.",
-        "busy wkrs", "code s", "review s", "kernel wait s", "exec s", "ovh ms", "model +ms/call",
-        f"CPU machine (of {nproc})", "podium", "loop", "fake", "rest", "lag p99/max ms",
-        "journal ms/node", "run dir ms/node",
-    ]  # fmt: skip
+def _md(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join([*lines, *("| " + " | ".join(r) + " |" for r in rows)])
+
+
+def tables(rows: list[dict[str, Any]], nproc: int) -> str:
+    """Throughput and per-node phases; then where the CPU went and how the loop fared."""
+    base = next((r for r in rows if r["workers"] == 1), None)
+    first = []
     for r in rows:
-        w, p, c, lag, blk = (r["workers"], r["phase_mean_s"], r["cores"], r["loop_lag_ms"],
-                             r["loop_blocked_ms_per_node"])  # fmt: skip
-        speed = r["nodes_per_min"] / base if base else None
-        steady = r["steady_nodes_per_min"] / steady_base if steady_base else None
-        cells = [
+        w, p = r["workers"], r["phase_mean_s"]
+        speed = r["nodes_per_min"] / base["nodes_per_min"] if base else None
+        steady = r["steady_nodes_per_min"] / base["steady_nodes_per_min"] if base else None
+        first.append([
             str(w), str(r["nodes"]), f"{r['span_s']:.1f}", f"{r['nodes_per_min']:.1f}",
-            f"{speed:.2f}x" if speed else "-", f"{speed / w:.2f}" if speed else "-",
-            f"{r['steady_nodes_per_min']:.1f}", f"{steady / w:.2f}" if steady else "-",
+            f"{speed:.2f}x / {speed / w:.2f}" if speed else "-",
+            f"{r['steady_nodes_per_min']:.1f}",
+            f"{steady:.2f}x / {steady / w:.2f}" if steady else "-",
             f"{r['busy_workers']:.2f}", f"{p['code_model']:.2f}", f"{p['review_model']:.2f}",
-            f"{p['kernel_wait']:.2f} (p90 {r['kernel_wait_p90_s']:.2f})", f"{p['exec']:.3f}",
-            f"{p['overhead'] * 1000:.0f}", f"{r['model_excess_per_call_ms']:.0f}",
-            f"{c['machine']:.2f}", f"{c['podium']:.2f}", f"{c['loop']:.2f}", f"{c['fake']:.2f}",
-            f"{c['rest']:.2f}", f"{lag['p99']:.0f} / {lag['max']:.0f}",
+            f"{r['model_excess_per_call_ms']:.0f}",
+            f"{p['kernel_wait']:.2f} / {r['kernel_wait_p90_s']:.2f} / {r['kernel_wait_max_s']:.2f}",
+            f"{p['exec'] * 1000:.0f}", f"{p['overhead'] * 1000:.0f}", f"{p['node_total']:.2f}",
+        ])  # fmt: skip
+    second = []
+    for r in rows:
+        c, lag, blk = r["cores"], r["loop_lag_ms"], r["loop_blocked_ms_per_node"]
+        ks = r["kernel_start_s"]
+        other = f"{c['other']:.2f}" if "other" in c else "(in kernels)"
+        second.append([
+            str(r["workers"]), f"{c['machine']:.2f}", f"{c['podium']:.2f}", f"{c['loop']:.2f}",
+            f"{c['kernels']:.2f}", f"{c['fake']:.2f}", other,
+            f"{c['kernels'] * r['span_s'] / r['nodes']:.2f}",
+            f"{ks['median']:.2f} / {ks['p90']:.2f}",
+            f"{lag['p50']:.0f} / {lag['p99']:.0f} / {lag['max']:.0f}",
             f"{blk.get('journal', 0.0):.1f}", f"{blk.get('run dir', 0.0):.1f}",
-        ]  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        ])  # fmt: skip
+    return "\n\n".join([
+        _md(["W", "nodes", "span s", "nodes/min", "speed-up / effic.", "steady nodes/min",
+             "steady speed-up / effic.", "busy workers", "code model s", "review model s",
+             "model +ms/call", "kernel wait s mean / p90 / max", "exec ms", "overhead ms",
+             "node s"], first),
+        _md(["W", f"CPU cores: machine (of {nproc})", "Podium process", "its event loop",
+             "kernels", "fake model", "other load", "kernel CPU s / node",
+             "kernel start wall s median / p90", "loop lag ms p50 / p99 / max",
+             "journal ms / node", "run dir ms / node"], second),
+    ])  # fmt: skip
 
 
 def verdict(rows: list[dict[str, Any]]) -> list[str]:
@@ -440,6 +530,7 @@ def main() -> None:
     info = machine()
     background = background_cores()
     fake = FakeModel()
+    tree = TreeCpu()  # after the fake server started: it stays out of the cgroup
     os.environ["OPENAI_API_KEY"] = fake.api_key
     rows = []
     try:
@@ -451,13 +542,14 @@ def main() -> None:
             podium.run(_config(base, "warm-up", data_dir, 1, 2, fake.url, args.seed))
             for w in workers:
                 steps = max(args.steps_per_worker * w, args.min_steps)
-                row = measure(fake, base, data_dir, w, steps, args)
+                row = measure(fake, tree, base, data_dir, w, steps, args)
                 rows.append(row)
                 print(f"W={w}: {row['nodes']} nodes in {row['span_s']:.1f} s", file=sys.stderr)
     finally:
+        tree.close()
         fake.close()
     total = time.perf_counter() - started
-    print(table(rows, info["nproc"]))
+    print(tables(rows, info["nproc"]))
     print()
     for line in verdict(rows):
         print(line)

@@ -45,7 +45,10 @@ def test_an_empty_model_says_how_to_give_one() -> None:
 
 def test_unknown_strategy_lists_the_strategies() -> None:
     lines = _error_lines("run", str(TOY_TASK), "--model", SCRIPTED, "--strategy", "mtcs")
-    assert lines == ["error: unknown strategy 'mtcs'", "hint: available: greedy"]
+    assert lines == [
+        "error: unknown strategy 'mtcs'",
+        "hint: available: evolutionary, greedy, mcts, random",
+    ]
 
 
 def test_task_folder_missing_a_file_names_it_and_what_it_holds(tmp_path: Path) -> None:

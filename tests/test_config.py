@@ -391,7 +391,12 @@ def test_strategy_defaults_are_written_back_into_the_config() -> None:
     strategy = build_strategy(cfg, load_registry())
     assert isinstance(strategy, Greedy)
     assert strategy.params.num_drafts == 2
-    assert cfg.search.model_extra == {"num_drafts": 2, "debug_prob": 0.5, "max_debug_depth": 3}
+    assert cfg.search.model_extra == {
+        "num_drafts": 2,
+        "debug_prob": 0.5,
+        "max_debug_depth": 3,
+        "parallel_improve": False,
+    }
     recorded = tomllib.loads(cfg.to_toml())["search"]
     assert recorded["num_drafts"] == 2
     assert recorded["debug_prob"] == 0.5

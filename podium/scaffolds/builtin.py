@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from podium.plugins import OperatorSetSpec, StrategySpec, hookimpl
 from podium.scaffolds import baseline, operators
+from podium.scaffolds.strategies.evolutionary import Evolutionary, EvolutionaryParams
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
+from podium.scaffolds.strategies.random_search import RandomSearch
 
 
 @hookimpl
@@ -23,6 +25,17 @@ def podium_strategies() -> list[StrategySpec]:
             params=MCTSParams,
             description="UCT over normalised metrics; buggy children get a debug cycle",
         ),
+        StrategySpec(
+            name="evolutionary",
+            create=Evolutionary,
+            params=EvolutionaryParams,
+            description="a population bred by fitness-softmax selection, crossover and improve",
+        ),
+        StrategySpec(
+            name="random",
+            create=lambda _: RandomSearch(),
+            description="uniformly random valid actions (the control in comparisons)",
+        ),
     ]
 
 
@@ -32,7 +45,7 @@ def podium_operator_sets() -> list[OperatorSetSpec]:
         OperatorSetSpec(
             name="llm",
             create=operators.create,
-            description="draft / improve / debug prompts to the code model",
+            description="draft / improve / debug / crossover prompts to the code model",
         ),
         OperatorSetSpec(
             name="baseline",

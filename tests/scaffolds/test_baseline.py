@@ -7,6 +7,7 @@ loop's execution path is covered elsewhere, and this keeps dozens of fits fast."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import re
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from podium.benchmarks.folder import FolderTask
 from podium.interfaces import BudgetView, OperatorContext, Proposal
 from podium.records import Action, EnvironmentInfo, Metric, Node, NodeState
-from podium.scaffolds.baseline import BaselineOperators
+from podium.scaffolds.baseline import BaselineOperators, fitter_first
 from podium.scaffolds.baseline import recipe as recipes
 from podium.scaffolds.baseline.analysis import TabularSpec, analyse
 from podium.scaffolds.baseline.codegen import read_recipe, render
@@ -149,3 +150,90 @@ def test_a_non_tabular_task_is_a_clear_problem(toy_task: FolderTask, tmp_path: P
     proposal = propose(task, SearchTree(False), Action(operator="draft"))
     assert proposal.code == ""
     assert proposal.problem is not None and "tabular tasks only" in proposal.problem
+
+
+# --- crossover -------------------------------------------------------------------------------
+
+BOOSTING = recipes.Recipe(
+    family="gradient_boosting",
+    params={"n_estimators": 100, "learning_rate": 0.1, "max_depth": 3, "random_state": 0},
+    impute="median",
+    encode="ordinal",
+    features=("title",),
+)
+FOREST = recipes.Recipe(
+    family="random_forest",
+    params={"n_estimators": 200, "min_samples_leaf": 1, "random_state": 0},
+    impute="mean",
+    encode="onehot",
+    features=("count_sum", "title", "prefix"),
+)
+
+
+def test_crossover_takes_the_model_from_the_fitter_parent_and_the_rest_from_the_other(
+    spec: TabularSpec, titanic: FolderTask, tmp_path: Path
+) -> None:
+    tree = SearchTree(lower_is_better=False)
+    forest = Proposal(plan="A forest.", code=render(spec, FOREST))
+    boosting = Proposal(plan="Boosting.", code=render(spec, BOOSTING))
+    tree.add(finished(1, forest, "draft", metric=0.80))
+    tree.add(finished(2, boosting, "draft", metric=0.83))  # the fitter one, given second
+    child = propose(titanic, tree, Action(operator="crossover", parent_ids=(1, 2)))
+    recipe = read_recipe(child.code)
+    assert recipe == recipes.Recipe(
+        family="gradient_boosting",  # model, hyperparameters and scaling: the fitter parent's
+        params=BOOSTING.params,
+        impute="mean",  # imputation and encoding: the other parent's
+        encode="onehot",
+        scale=False,
+        features=("title", "count_sum", "prefix"),  # the fitter's, then the other's new ones
+    )
+    assert child.plan.startswith("Crossover of node 2 (model) with node 1: ")
+    assert "'count_sum'" in child.plan and "'prefix'" in child.plan
+    metric = validation_metric(child.code, titanic, tmp_path)
+    assert 0.7 < metric <= 1.0
+    assert titanic.check_submission(tmp_path / "submission" / "submission.csv") is None
+
+
+def test_crossover_keeps_one_hot_encoding_for_models_that_need_it(spec: TabularSpec) -> None:
+    linear = recipes.Recipe(family="linear", params={"C": 1.0}, encode="onehot", scale=True)
+    child, why = recipes.crossover(linear, BOOSTING, spec) or (None, "")
+    assert child is not None and why
+    assert (child.family, child.encode, child.scale) == ("linear", "onehot", True)
+    assert (child.impute, child.features) == ("median", ("title",))
+
+
+def test_crossover_with_nothing_to_add_is_none(spec: TabularSpec) -> None:
+    assert recipes.crossover(FOREST, BOOSTING, spec) is not None
+    same_data = dataclasses.replace(BOOSTING, family="random_forest", params=FOREST.params)
+    assert recipes.crossover(same_data, BOOSTING, spec) is None
+
+
+def test_the_fitter_parent_follows_the_metric_direction() -> None:
+    low, high = (
+        Node(id=i, operator="draft", metric=Metric(value=v, lower_is_better=True))
+        for i, v in ((1, 0.2), (2, 0.9))
+    )
+    assert [n.id for n in fitter_first(low, high, lower_is_better=True)] == [1, 2]
+    assert [n.id for n in fitter_first(low, high, lower_is_better=False)] == [2, 1]
+    unmeasured = Node(id=3, operator="draft")
+    assert [n.id for n in fitter_first(unmeasured, high, lower_is_better=False)] == [2, 3]
+    assert [n.id for n in fitter_first(low, low, lower_is_better=False)] == [1, 1]  # a tie
+
+
+def test_crossover_with_an_unreadable_parent_improves_the_first(
+    spec: TabularSpec, titanic: FolderTask
+) -> None:
+    tree = SearchTree(lower_is_better=False)
+    tree.add(finished(1, Proposal(plan="Boosting.", code=render(spec, BOOSTING)), "draft"))
+    llm = Proposal(plan="An LLM's solution.", code="import pandas as pd\nprint('hi')\n")
+    tree.add(finished(2, llm, "draft", metric=0.9))
+    child = propose(titanic, tree, Action(operator="crossover", parent_ids=(1, 2)), seed=3)
+    assert child.plan.startswith(
+        "Crossover of nodes 1 and 2: a parent's recipe cannot be read, so improve. Improve node 1: "
+    )
+    after = read_recipe(child.code)
+    assert after is not None and after != BOOSTING
+    changed = [f for f in ("family", "params", "impute", "encode", "features")
+               if getattr(BOOSTING, f) != getattr(after, f)]  # fmt: skip
+    assert len(changed) == 1 or changed == ["family", "params"]

@@ -213,3 +213,43 @@ def test_improve_and_debug_prompts_show_the_parent(toy_task: FolderTask) -> None
     debug = sent_prompt(context(toy_task, Action(operator="debug", parent_ids=(2,)), [buggy]))
     assert "KeyError: 'label'" in debug
     assert "print('VALIDATION_METRIC: 0.85')" in debug
+
+
+def test_crossover_template_uses_both_parents() -> None:
+    used = set(Template(DEFAULTS["crossover"]).get_identifiers())
+    assert {"parent_plan", "parent_code", "parent_output", "parent_metric"} <= used
+    assert {"other_plan", "other_code", "other_metric"} <= used
+    assert {"task_description", "data_preview", "memory", "budget"} <= used
+    assert "crossover" in LLMOperators.operators
+
+
+def test_crossover_prompt_shows_both_parents(toy_task: FolderTask) -> None:
+    first = Node(
+        id=1,
+        operator="draft",
+        state=NodeState.DONE,
+        plan="Gradient boosting on the raw columns.",
+        code="print('VALIDATION_METRIC: 0.85')  # boosting\n",
+        exec=ExecResult(status=ExecStatus.OK, output="boosting...\nVALIDATION_METRIC: 0.85\n"),
+        metric=Metric(value=0.85, lower_is_better=False),
+    )
+    second = Node(
+        id=2,
+        operator="improve",
+        parent_ids=(1,),
+        state=NodeState.DONE,
+        plan="Random forest with a family-size feature.",
+        code="print('VALIDATION_METRIC: 0.8')  # forest\n",
+        metric=Metric(value=0.8, lower_is_better=False),
+    )
+    action = Action(operator="crossover", parent_ids=(1, 2))
+    text = sent_prompt(context(toy_task, action, [first, second]))
+    assert "print('VALIDATION_METRIC: 0.85')  # boosting" in text
+    assert "print('VALIDATION_METRIC: 0.8')  # forest" in text
+    assert "Gradient boosting on the raw columns." in text
+    assert "Random forest with a family-size feature." in text
+    assert "boosting..." in text  # the first parent's output
+    assert "Validation metric: 0.85 (higher is better)" in text
+    assert "Validation metric: 0.8 (higher is better)" in text
+    assert "(none)" not in text  # both plans filled
+    assert not re.search(r"\$\{?[A-Za-z_]", text), "a placeholder was left unfilled"

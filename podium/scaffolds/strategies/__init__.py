@@ -1,5 +1,16 @@
-"""Builtin search strategies."""
+"""Builtin search strategies: policies only; the loop, operators and journal are shared."""
 
+from podium.scaffolds.strategies.evolutionary import Evolutionary, EvolutionaryParams
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
+from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
+from podium.scaffolds.strategies.random_search import RandomSearch
 
-__all__ = ["Greedy", "GreedyParams"]
+__all__ = [
+    "MCTS",
+    "Evolutionary",
+    "EvolutionaryParams",
+    "Greedy",
+    "GreedyParams",
+    "MCTSParams",
+    "RandomSearch",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from podium.interfaces import Strategy
 from podium.records import Action, Metric, Node, NodeState
 from podium.tree import SearchTree
 
@@ -46,3 +47,12 @@ def debug_chain(length: int, start: int = 1) -> list[Node]:
 
 def act(operator: str, parent_ids: tuple[int, ...] = ()) -> Action:
     return Action(operator=operator, parent_ids=parent_ids)
+
+
+def grown(strategy: Strategy, *nodes: Node, lower_is_better: bool = False) -> SearchTree:
+    """A tree built as the loop builds it: each node added, then shown to ``strategy``."""
+    tree = SearchTree(lower_is_better=lower_is_better)
+    for n in nodes:
+        tree.add(n)
+        strategy.observe(n, tree)
+    return tree
