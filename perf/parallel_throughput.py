@@ -64,6 +64,7 @@ MODEL = "openai/gpt-4.1"
 TICK = os.sysconf("SC_CLK_TCK")
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 LAG_EVERY_S = 0.02
+BLOCKING_GROUPS = ("journal", "run dir", "kernel launch", "zmq term")
 TARGET_EFFICIENCY = 0.8
 TARGET_UP_TO_W = 4
 SOLUTION = (
@@ -258,6 +259,8 @@ class Probes:
     def wrap(self, group: str, fn: F) -> F:
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                return fn(*args, **kwargs)  # the loop runs in the main thread
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
@@ -269,8 +272,13 @@ class Probes:
 
 @contextmanager
 def probed(probes: Probes) -> Iterator[None]:
-    """Time the journal's transactions, the run directory's file work (the loop's own
-    synchronous I/O) and kernel starts; the originals are put back afterwards."""
+    """Time what the loop does synchronously: journal transactions, run-directory file work,
+    launching a kernel process (fork + exec, waited for by ``subprocess``) and terminating a
+    ZMQ context (``jupyter_client`` does it when a kernel is cleaned up; it waits out the
+    linger of unsent messages). Also time kernel starts. Everything is put back afterwards."""
+    import zmq
+    from jupyter_client.provisioning import local_provisioner
+
     from podium.sandbox import base
     from podium.sandbox.kernel import LiveKernel, start_kernel
     from podium.scaffolds.journal import Journal
@@ -282,10 +290,12 @@ def probed(probes: Probes) -> Iterator[None]:
         probes.kernel_starts.append(time.perf_counter() - t0)
         return kernel
 
-    targets: list[tuple[type, str, tuple[str, ...]]] = [
+    targets: list[tuple[object, str, tuple[str, ...]]] = [
         (Journal, "journal", ("begin", "update", "record_call")),
         (RunDir, "run dir", ("reset_node", "write_text", "collect_submission", "tidy_node",
                              "publish_best", "write_json")),
+        (local_provisioner, "kernel launch", ("launch_kernel",)),
+        (zmq.Context, "zmq term", ("term",)),
     ]  # fmt: skip
     saved = []
     for cls, group, names in targets:
@@ -307,6 +317,22 @@ async def _watch_lag(lags: list[float]) -> None:
         t0 = time.perf_counter()
         await asyncio.sleep(LAG_EVERY_S)
         lags.append(time.perf_counter() - t0 - LAG_EVERY_S)
+
+
+def control_linger_0() -> None:
+    """``--what-if-control-linger-0``. jupyter_client connects a control socket to each kernel
+    with a linger of 100 ms; when the kernel is cleaned up (already SIGKILLed), closing that
+    socket and terminating its context often waits those 100 ms, on the event loop."""
+    from jupyter_client.manager import KernelManager
+
+    close = KernelManager._close_control_socket
+
+    def close_at_once(self: KernelManager) -> None:
+        if self._control_socket is not None:
+            self._control_socket.linger = 0
+        close(self)
+
+    KernelManager._close_control_socket = close_at_once  # type: ignore[method-assign]
 
 
 # --- one run ----------------------------------------------------------------------------------
@@ -478,7 +504,7 @@ def tables(rows: list[dict[str, Any]], nproc: int) -> str:
             f"{c['kernels'] * r['span_s'] / r['nodes']:.2f}",
             f"{ks['median']:.2f} / {ks['p90']:.2f}",
             f"{lag['p50']:.0f} / {lag['p99']:.0f} / {lag['max']:.0f}",
-            f"{blk.get('journal', 0.0):.1f}", f"{blk.get('run dir', 0.0):.1f}",
+            " / ".join(f"{blk.get(g, 0.0):.1f}" for g in BLOCKING_GROUPS),
         ])  # fmt: skip
     return "\n\n".join([
         _md(["W", "nodes", "span s", "nodes/min", "speed-up / effic.", "steady nodes/min",
@@ -488,7 +514,7 @@ def tables(rows: list[dict[str, Any]], nproc: int) -> str:
         _md(["W", f"CPU cores: machine (of {nproc})", "Podium process", "its event loop",
              "kernels", "fake model", "other load", "kernel CPU s / node",
              "kernel start wall s median / p90", "loop lag ms p50 / p99 / max",
-             "journal ms / node", "run dir ms / node"], second),
+             "loop blocked ms / node: " + " / ".join(BLOCKING_GROUPS)], second),
     ])  # fmt: skip
 
 
@@ -519,12 +545,20 @@ def main() -> None:
     parser.add_argument("--latency", default="1,2", help="model latency range LO,HI in seconds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--what-if-control-linger-0",
+        action="store_true",
+        help="a what-if, not Podium as shipped: close jupyter_client's control socket with "
+        "linger 0, so cleaning up a kernel never blocks the loop for its 100 ms linger",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve()
         return
     args.latency = tuple(float(v) for v in args.latency.split(","))
+    if args.what_if_control_linger_0:
+        control_linger_0()
     workers = [int(w) for w in args.workers.split(",")]
     started = time.perf_counter()
     info = machine()
@@ -557,10 +591,13 @@ def main() -> None:
     print(f"\nsandbox: {', '.join(sorted(sandboxes))}")
     print(f"background load before the runs: {background:.2f} cores")
     print(f"machine: {json.dumps(info)}")
+    if args.what_if_control_linger_0:
+        print("WHAT-IF: jupyter_client's control socket closed with linger 0 (not as shipped)")
     print(f"script wall time: {total:.0f} s")
     if args.json:
         result = {"runs": rows, "background_cores": background, "machine": info,
-                  "latency_s": args.latency, "script_wall_s": total}  # fmt: skip
+                  "latency_s": args.latency, "script_wall_s": total,
+                  "what_if_control_linger_0": args.what_if_control_linger_0}  # fmt: skip
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -17,15 +17,16 @@ pytestmark = pytest.mark.slow
 SEARCH: dict[str, dict[str, Any]] = {
     "greedy": {"num_drafts": 2},
     "mcts": {"num_children": 2},
-    "evolutionary": {"population": 2, "crossover_prob": 1.0},
+    "evolutionary": {"population": 2, "crossover_prob": 1.0},  # generation 2 from step 5
     "random": {},
 }
+STEPS = {"evolutionary": 5}
 
 
 def titanic_run(out: Path, data_dir: Path, strategy: str, **extra: Any) -> Any:
     config = {
         "task": "mini/titanic", "out": str(out), "data_dir": str(data_dir), "seed": 3,
-        "model": {"name": MODEL_NAME}, "budget": {"steps": 4},
+        "model": {"name": MODEL_NAME}, "budget": {"steps": STEPS.get(strategy, 4)},
         "search": {"strategy": strategy, **SEARCH[strategy]}, **extra,
     }  # fmt: skip
     return podium.run(config)
@@ -45,7 +46,7 @@ def test_each_strategy_searches_and_reproduces(
 ) -> None:
     first = titanic_run(tmp_path / "a", data_dir, strategy)
     second = titanic_run(tmp_path / "b", data_dir, strategy)
-    assert first.summary["steps"] == 4 and first.summary["good_nodes"] >= 2
+    assert first.summary["steps"] == STEPS.get(strategy, 4) and first.summary["good_nodes"] >= 2
     assert first.grade is not None and first.grade.valid_submission
     assert tree(first.run_dir) == tree(second.run_dir)
     operators = {op for _, op, *_ in tree(first.run_dir)}
