@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from podium.records import Action, Node
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
 from podium.tree import SearchTree
-from tests.scaffolds.strategies.trees import act, debug_chain, node
+from tests.scaffolds.strategies.trees import act, debug_chain, grown, node
 
 C = 0.25
 DRAFT = act("draft")
@@ -30,17 +30,6 @@ def mcts(num_children: int = 5, max_debug_depth: int = 3, virtual_loss: float = 
             num_children=num_children, max_debug_depth=max_debug_depth, virtual_loss=virtual_loss
         )
     )
-
-
-def feed(strategy: MCTS, *nodes: Node, tree: SearchTree | None = None) -> SearchTree:
-    """Add each node to the tree, then observe it, in order, as the loop does."""
-    if tree is None:
-        lower = next((n.metric.lower_is_better for n in nodes if n.metric), False)
-        tree = SearchTree(lower_is_better=lower)
-    for n in nodes:
-        tree.add(n)
-        strategy.observe(n, tree)
-    return tree
 
 
 def uct(q: float, n_parent: float, n_child: float) -> float:
@@ -86,13 +75,13 @@ def test_bad_params_are_refused(bad: dict[str, object]) -> None:
 @pytest.mark.parametrize("done", [0, 1, 4])
 def test_root_drafts_until_num_children(done: int) -> None:
     strategy = mcts()
-    tree = feed(strategy, *(node(i, metric=0.5 + i / 10) for i in range(1, done + 1)))
+    tree = grown(strategy, *(node(i, metric=0.5 + i / 10) for i in range(1, done + 1)))
     assert decide(strategy, tree) == DRAFT
 
 
 def test_pending_drafts_count_as_root_children() -> None:
     strategy = mcts()
-    tree = feed(strategy, node(1, metric=0.5), node(2, metric=0.6), node(3, metric=0.7))
+    tree = grown(strategy, node(1, metric=0.5), node(2, metric=0.6), node(3, metric=0.7))
     tree.pending = [DRAFT]
     assert decide(strategy, tree) == DRAFT  # 3 done + 1 pending < 5
     tree.pending = [DRAFT, DRAFT]
@@ -102,19 +91,19 @@ def test_pending_drafts_count_as_root_children() -> None:
 
 def test_buggy_drafts_count_as_root_children() -> None:
     strategy = mcts(num_children=3)
-    tree = feed(strategy, node(1, buggy=True, code=""), node(2, metric=0.1), node(3, metric=0.2))
+    tree = grown(strategy, node(1, buggy=True, code=""), node(2, metric=0.1), node(3, metric=0.2))
     assert decide(strategy, tree) == act("improve", (3,))
 
 
 def test_root_drafts_again_when_no_draft_can_be_selected() -> None:
     strategy = mcts(num_children=2)
-    tree = feed(strategy, node(1, buggy=True, code=""), node(2, buggy=True, code=""))
+    tree = grown(strategy, node(1, buggy=True, code=""), node(2, buggy=True, code=""))
     assert decide(strategy, tree) == DRAFT
 
 
 def test_a_full_node_without_selectable_children_is_expanded_again() -> None:
     strategy = mcts(num_children=1)
-    tree = feed(strategy, node(1, metric=0.5), node(2, "improve", (1,), buggy=True, code=""))
+    tree = grown(strategy, node(1, metric=0.5), node(2, "improve", (1,), buggy=True, code=""))
     assert decide(strategy, tree) == act("improve", (1,))
 
 
@@ -123,7 +112,7 @@ def test_a_full_node_without_selectable_children_is_expanded_again() -> None:
 
 def two_level_tree() -> tuple[MCTS, SearchTree]:
     strategy = mcts(num_children=2)
-    tree = feed(
+    tree = grown(
         strategy,
         node(1, metric=0.60),
         node(2, metric=0.70),
@@ -156,7 +145,7 @@ def test_uct_on_a_two_level_tree() -> None:
 
 def test_uct_ties_go_to_the_lowest_id() -> None:
     strategy = mcts(num_children=3)
-    tree = feed(strategy, node(3, metric=0.7), node(1, metric=0.7), node(2, metric=0.7))
+    tree = grown(strategy, node(3, metric=0.7), node(1, metric=0.7), node(2, metric=0.7))
     assert strategy.uct_scores(tree) == pytest.approx(dict.fromkeys((1, 2, 3), uct(1.0, 3, 1)))
     assert decide(strategy, tree) == act("improve", (1,))
 
@@ -174,22 +163,22 @@ def test_min_max_normalisation_both_ways(
     strategy = mcts(num_children=3)
     metrics = {1: 0.2, 2: 0.5, 3: 0.4}
     nodes = [node(i, metric=m, lower_is_better=lower_is_better) for i, m in metrics.items()]
-    tree = feed(strategy, *nodes)
+    tree = grown(strategy, *nodes)
     assert strategy.q_values(tree) == pytest.approx(values)
     assert decide(strategy, tree) == act("improve", (chosen,))  # equal n: Q decides
 
 
 def test_equal_metrics_are_all_worth_one() -> None:
     strategy = mcts()
-    tree = feed(strategy, node(1, metric=0.3), node(2, metric=0.3))
+    tree = grown(strategy, node(1, metric=0.3), node(2, metric=0.3))
     assert strategy.q_values(tree) == {1: 1.0, 2: 1.0}
 
 
 def test_normalisation_follows_new_metrics() -> None:
     strategy = mcts()
-    tree = feed(strategy, node(1, metric=0.2), node(2, metric=0.5), node(3, metric=0.4))
+    tree = grown(strategy, node(1, metric=0.2), node(2, metric=0.5), node(3, metric=0.4))
     assert strategy.q_values(tree)[2] == pytest.approx(1.0)
-    feed(strategy, node(4, metric=0.8), tree=tree)
+    grown(strategy, node(4, metric=0.8), tree=tree)
     # hi is now 0.8: node 2 is worth (0.5 - 0.2) / 0.6 = 0.5, computed from its raw metric.
     assert strategy.q_values(tree) == pytest.approx({1: 0.0, 2: 0.5, 3: 1 / 3, 4: 1.0})
 
@@ -199,7 +188,7 @@ def test_normalisation_follows_new_metrics() -> None:
 
 def test_a_fixed_debug_is_credited_to_the_buggy_branch() -> None:
     strategy = mcts(num_children=2)
-    tree = feed(
+    tree = grown(
         strategy,
         node(1, metric=0.5),
         node(2, metric=0.7),
@@ -208,7 +197,7 @@ def test_a_fixed_debug_is_credited_to_the_buggy_branch() -> None:
     # lo 0.5, hi 0.7: 1 -> 0, 2 -> 1; the buggy 3 is a visit of 1 worth 0.
     assert strategy.q_values(tree) == pytest.approx({1: 0.0, 2: 1.0, 3: 0.0})
     assert 3 not in strategy.uct_scores(tree)
-    feed(strategy, node(4, "debug", (3,), metric=0.9), tree=tree)
+    grown(strategy, node(4, "debug", (3,), metric=0.9), tree=tree)
     # hi 0.9: 1 -> 0, 2 -> 0.5, fix of 3 -> 1, credited to 3 and 1, with no extra visit:
     # Q1 = (0 + 1) / 2 = 0.5 (was 0). The debug node is no search node of its own.
     assert strategy.q_values(tree) == pytest.approx({1: 0.5, 2: 0.5, 3: 1.0})
@@ -220,7 +209,7 @@ def test_a_fixed_debug_is_credited_to_the_buggy_branch() -> None:
 
 def test_a_fixed_draft_is_improved_through_its_fix() -> None:
     strategy = mcts(num_children=3)
-    tree = feed(
+    tree = grown(
         strategy,
         node(1, metric=0.5),
         node(2, buggy=True, code=""),
@@ -232,7 +221,7 @@ def test_a_fixed_draft_is_improved_through_its_fix() -> None:
     assert strategy.uct_scores(tree) == pytest.approx({1: uct(0, 3, 1), 3: uct(1, 3, 1)})
     assert decide(strategy, tree) == act("improve", (4,))
     # The improve of 4 is a child of search node 3: Q3 = (1 + 0) / 2 (value of 0.5 is 0).
-    feed(strategy, node(5, "improve", (4,), metric=0.5), tree=tree)
+    grown(strategy, node(5, "improve", (4,), metric=0.5), tree=tree)
     assert strategy.q_values(tree)[3] == pytest.approx(0.5)
     assert strategy.q_values(tree)[5] == 0.0
 
@@ -240,7 +229,7 @@ def test_a_fixed_draft_is_improved_through_its_fix() -> None:
 def test_a_fix_after_several_debugs_counts_once() -> None:
     strategy = mcts()
     chain = debug_chain(2)  # 1 buggy draft, 2 and 3 buggy debugs
-    tree = feed(strategy, *chain, node(4, "debug", (3,), metric=0.4), node(5, metric=0.2))
+    tree = grown(strategy, *chain, node(4, "debug", (3,), metric=0.4), node(5, metric=0.2))
     # Search nodes 1 (fixed by 4: worth 1) and 5 (worth 0), one visit each.
     assert strategy.q_values(tree) == pytest.approx({1: 1.0, 5: 0.0})
 
@@ -250,7 +239,7 @@ def test_a_fix_after_several_debugs_counts_once() -> None:
 
 def three_drafts(virtual_loss: float = 1.0) -> tuple[MCTS, SearchTree]:
     strategy = mcts(num_children=3, virtual_loss=virtual_loss)
-    tree = feed(strategy, node(1, metric=0.0), node(2, metric=0.9), node(3, metric=1.0))
+    tree = grown(strategy, node(1, metric=0.0), node(2, metric=0.9), node(3, metric=1.0))
     return strategy, tree
 
 
@@ -273,7 +262,7 @@ def test_a_pending_improve_sends_the_next_worker_elsewhere() -> None:
 
 def test_pending_work_deeper_down_weighs_on_the_branch() -> None:
     strategy, tree = three_drafts()
-    feed(strategy, node(4, "improve", (3,), metric=1.0), tree=tree)
+    grown(strategy, node(4, "improve", (3,), metric=1.0), tree=tree)
     tree.pending = [act("improve", (4,))]
     # Search node 3: visits {3, 4} + 1 pending = 3, Q3 = (1 + 1) / 3; root N = 4 + 1 = 5.
     assert strategy.q_values(tree)[3] == pytest.approx(2 / 3)
@@ -292,7 +281,7 @@ def test_no_virtual_loss_keeps_the_best_child() -> None:
 
 def test_debug_comes_before_any_selection() -> None:
     strategy = mcts()
-    tree = feed(strategy, node(1, metric=0.5), node(3, buggy=True), node(2, buggy=True))
+    tree = grown(strategy, node(1, metric=0.5), node(3, buggy=True), node(2, buggy=True))
     assert decide(strategy, tree) == act("debug", (2,))  # the oldest (lowest id) first
     tree.pending = [act("debug", (2,))]
     assert decide(strategy, tree) == act("debug", (3,))
@@ -302,35 +291,35 @@ def test_debug_comes_before_any_selection() -> None:
 
 def test_a_debugged_node_is_not_debugged_again() -> None:
     strategy = mcts()
-    tree = feed(strategy, *debug_chain(1))
+    tree = grown(strategy, *debug_chain(1))
     assert decide(strategy, tree) == act("debug", (2,))
 
 
 @pytest.mark.parametrize(("length", "expected"), [(0, 1), (1, 2), (2, 3), (3, None)])
 def test_max_debug_depth_cuts_the_cycle(length: int, expected: int | None) -> None:
     strategy = mcts(max_debug_depth=3)
-    tree = feed(strategy, *debug_chain(length))
+    tree = grown(strategy, *debug_chain(length))
     want = DRAFT if expected is None else act("debug", (expected,))
     assert decide(strategy, tree) == want  # the node at depth 3 is given up
 
 
 def test_max_debug_depth_zero_never_debugs() -> None:
     strategy = mcts(max_debug_depth=0)
-    tree = feed(strategy, node(1, buggy=True))
+    tree = grown(strategy, node(1, buggy=True))
     assert decide(strategy, tree) == DRAFT
 
 
 def test_nodes_without_code_are_not_debugged() -> None:
     strategy = mcts()
-    tree = feed(strategy, node(1, buggy=True, code=""), node(2, "debug", (1,), buggy=True))
+    tree = grown(strategy, node(1, buggy=True, code=""), node(2, "debug", (1,), buggy=True))
     assert decide(strategy, tree) == act("debug", (2,))
-    feed(strategy, node(3, "debug", (2,), buggy=True, code=""), tree=tree)
+    grown(strategy, node(3, "debug", (2,), buggy=True, code=""), tree=tree)
     assert decide(strategy, tree) == DRAFT
 
 
 def test_a_fixed_cycle_is_not_debugged() -> None:
     strategy = mcts()
-    tree = feed(strategy, node(1, buggy=True), node(2, "debug", (1,), metric=0.3))
+    tree = grown(strategy, node(1, buggy=True), node(2, "debug", (1,), metric=0.3))
     assert decide(strategy, tree) == DRAFT
 
 
@@ -353,7 +342,7 @@ def simulate(seed: int, steps: int, workers: int) -> tuple[MCTS, SearchTree, lis
         metric = None if buggy else rng.random()
         done = node(node_id, action.operator, action.parent_ids, metric=metric, buggy=buggy)
         finished += [done]
-        feed(strategy, done, tree=tree)
+        grown(strategy, done, tree=tree)
     tree.pending = [a for _, a in in_flight]
     return strategy, tree, finished
 
@@ -377,7 +366,7 @@ def test_a_search_only_asks_for_valid_actions() -> None:
 def test_a_replayed_strategy_decides_the_same() -> None:
     strategy, tree, finished = simulate(seed=2, steps=40, workers=2)
     fresh = MCTS(strategy.params)
-    replay = feed(fresh, *finished)
+    replay = grown(fresh, *finished)
     replay.pending = list(tree.pending)
     assert fresh.q_values(replay) == strategy.q_values(tree)
     assert fresh.uct_scores(replay) == strategy.uct_scores(tree)
@@ -387,7 +376,7 @@ def test_a_replayed_strategy_decides_the_same() -> None:
 
 def test_final_node_is_the_best_by_validation_metric() -> None:
     strategy = mcts()
-    tree = feed(
+    tree = grown(
         strategy,
         node(1, metric=0.3, lower_is_better=True),
         node(2, metric=0.1, lower_is_better=True),

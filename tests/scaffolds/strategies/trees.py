@@ -49,9 +49,20 @@ def act(operator: str, parent_ids: tuple[int, ...] = ()) -> Action:
     return Action(operator=operator, parent_ids=parent_ids)
 
 
-def grown(strategy: Strategy, *nodes: Node, lower_is_better: bool = False) -> SearchTree:
-    """A tree built as the loop builds it: each node added, then shown to ``strategy``."""
-    tree = SearchTree(lower_is_better=lower_is_better)
+def grown(
+    strategy: Strategy,
+    *nodes: Node,
+    lower_is_better: bool | None = None,
+    tree: SearchTree | None = None,
+) -> SearchTree:
+    """A tree built as the loop builds it: each node added, then shown to ``strategy``.
+
+    Grows ``tree`` when given; the direction defaults to that of the nodes' metrics.
+    """
+    if tree is None:
+        if lower_is_better is None:
+            lower_is_better = next((n.metric.lower_is_better for n in nodes if n.metric), False)
+        tree = SearchTree(lower_is_better=lower_is_better)
     for n in nodes:
         tree.add(n)
         strategy.observe(n, tree)
