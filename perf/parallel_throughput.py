@@ -2,12 +2,13 @@
 
 Target (issue 6): speed-up >= 0.8 x W up to W = 4.
 
-Each W gets one greedy search (default strategy parameters: 5 drafts, then improve/debug) on
+Each W gets one greedy search (default strategy parameters: 5 drafts, then improvements) on
 the bundled toy task, ``steps = max(steps-per-worker x W, min-steps)`` nodes, against a fake
 OpenAI server whose every answer (code and review calls alike) takes a latency drawn uniformly
-from [1, 2] s (seeded, reseeded per run). The solution is trivial (standard library: print the
-metric line, copy the sample submission), kernel pre-imports are off, the sandbox and the warm
-pool are the defaults (``auto``, one pre-started kernel per worker). Model ``openai/gpt-4.1``.
+from [1, 2] s (seeded, reseeded per run, stratified in blocks of 16 calls so that every run sees
+the same mean). The solution is trivial (standard library: print the metric line, copy the
+sample submission), kernel pre-imports are off, the sandbox and the warm pool are the defaults
+(``auto``, one pre-started kernel per worker). Model ``openai/gpt-4.1``.
 
 The fake server runs in a separate process, so its threads neither compete with Podium's event
 loop for the GIL nor count as Podium's CPU. Data are prepared once by a short warm-up run.
@@ -18,19 +19,26 @@ still starting, to the last node's finish):
 * nodes/min, speed-up vs W = 1 and efficiency (speed-up / W); also a *steady-state* rate,
   between the finish of node W and of node N - W, when every worker is busy (it leaves out
   the first kernels' start-up and the tail, where workers run out of steps);
-* busy workers: the sum of node times / span (W when no worker ever waits between nodes);
+* worker time, as shares of W x span: inside nodes, between a worker's nodes (settling one,
+  launching the next), and idle at the start and the end (no steps left to launch);
 * per node, means from the nodes' ``timings``: code-model and review-model time, the wait for a
   kernel, execution, Podium's own overhead; and how much longer a model call took in Podium than
   the delay the server slept (HTTP client, event loop);
 * CPU, in cores (CPU seconds / span): the whole machine (``/proc/stat``), Podium's process
-  (``RUSAGE_SELF``), its event-loop thread alone (``time.thread_time`` in the loop), the fake
-  server, and the rest (kernels under bwrap, whose CPU no ``RUSAGE_CHILDREN`` sees, plus any
-  other load, measured idle before the runs);
-* event-loop lag (how late a 20 ms timer fires: p50 / p99 / max) and the time the loop spends
-  in journal transactions and in run-directory file work, per node.
+  (``RUSAGE_SELF``), its event-loop thread alone (``time.thread_time`` in the loop), the
+  kernels (everything Podium started: a cpuacct cgroup of the script's own, see ``TreeCpu``,
+  minus Podium's process), the fake server, and other load on the machine;
+* kernel starts (wall time of each, pool refills included);
+* event-loop lag (how late a 20 ms timer fires: p50 / p99 / max) and the time per node the loop
+  spends blocked in synchronous calls: journal transactions, run-directory file work, launching
+  a kernel process, terminating a kernel's ZMQ context at clean-up.
+
+``--what-if-control-linger-0`` changes one thing in jupyter_client (see ``control_linger_0``) to
+measure what the 100 ms waits at kernel clean-up cost; it is not how Podium runs.
 
 Usage:  .venv/bin/python perf/parallel_throughput.py [--workers 1,2,4,8] [--steps-per-worker 8]
             [--min-steps 16] [--latency 1,2] [--seed 0] [--json FILE]
+            [--what-if-control-linger-0]
 """
 
 from __future__ import annotations
@@ -52,18 +60,26 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
 
+if TYPE_CHECKING:
+    from podium.interfaces import RunInfo
+    from podium.records import Node
+    from podium.scaffolds import Search
+
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 MODEL = "openai/gpt-4.1"
 TICK = os.sysconf("SC_CLK_TCK")
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 LAG_EVERY_S = 0.02
+WORKER_TIME = {"in_nodes": "in nodes", "between_nodes": "between", "start_end": "start+end"}
+NOISY_CORES = 0.1  # other load above this during a run is reported
+STRATA = 16  # model latencies are drawn in stratified blocks of this many calls
 BLOCKING_GROUPS = ("journal", "run dir", "kernel launch", "zmq term")
 TARGET_EFFICIENCY = 0.8
 TARGET_UP_TO_W = 4
@@ -88,14 +104,26 @@ def serve() -> None:
     from podium.testing import FakeOpenAI, Received, Reply
 
     lock = threading.Lock()
-    state: dict[str, Any] = {"rng": random.Random(0), "lo": 1.0, "hi": 2.0}
+    state: dict[str, Any] = {"rng": random.Random(0), "lo": 1.0, "hi": 2.0, "block": []}
     calls = {"code": 0, "review": 0}
     slept = {"code": 0.0, "review": 0.0}
+
+    def draw() -> float:
+        """Uniform on [lo, hi], stratified: each block of STRATA calls gets one delay from each
+        1/STRATA of the range, in a seeded random order. Runs of different lengths then see
+        the same mean latency, and speed-ups compare Podium, not the luck of the draws."""
+        if not state["block"]:
+            rng = state["rng"]
+            block = [(i + rng.random()) / STRATA for i in range(STRATA)]
+            rng.shuffle(block)
+            state["block"] = block
+        u: float = state["block"].pop()
+        return float(state["lo"] + u * (state["hi"] - state["lo"]))
 
     def respond(received: Received) -> Reply:
         role = "review" if received.forced_tool == "submit_review" else "code"
         with lock:
-            delay = state["rng"].uniform(state["lo"], state["hi"])
+            delay = draw()
             calls[role] += 1
             slept[role] += delay
         if role == "review":
@@ -115,6 +143,7 @@ def serve() -> None:
                 if word == "reset":
                     state["rng"] = random.Random(int(rest[0]))
                     state["lo"], state["hi"] = float(rest[1]), float(rest[2])
+                    state["block"] = []
                     calls.update(code=0, review=0)
                     slept.update(code=0.0, review=0.0)
                     say({})
@@ -172,7 +201,7 @@ def machine_busy_s() -> float:
     """CPU seconds the whole machine spent not idle (all cores), since boot."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = values[3] + values[4]  # idle + iowait
-    return (sum(values[:8]) - idle) / TICK  # user..steal; guest is already in user
+    return (sum(values[:7]) - idle) / TICK  # user..softirq (guest is in user; steal is not ours)
 
 
 def self_cpu_s() -> float:
@@ -226,6 +255,7 @@ class TreeCpu:
 @dataclass
 class CpuMark:
     wall: float
+    epoch: float
     machine: float
     podium: float
     loop: float
@@ -234,8 +264,8 @@ class CpuMark:
 
     @classmethod
     def now(cls, fake: FakeModel, tree: TreeCpu) -> CpuMark:
-        return cls(time.perf_counter(), machine_busy_s(), self_cpu_s(), time.thread_time(),
-                   fake.cpu_s(), tree.cpu_s())  # fmt: skip
+        return cls(time.perf_counter(), time.time(), machine_busy_s(), self_cpu_s(),
+                   time.thread_time(), fake.cpu_s(), tree.cpu_s())  # fmt: skip
 
 
 def background_cores(seconds: float = 3.0) -> float:
@@ -353,6 +383,28 @@ def _config(
     }
 
 
+def worker_time(nodes: list[Node], workers: int, t0: float, t1: float) -> dict[str, float]:
+    """Where the workers' time went, as fractions of workers x span: inside nodes (from the
+    node's creation to the start of its settlement), between a worker's nodes (settling the
+    finished node, choosing and launching the next), and idle at the start and the end (after
+    its last node, once no steps are left to launch)."""
+    by_worker: dict[int, list[tuple[float, float]]] = {w: [] for w in range(workers)}
+    for x in nodes:
+        assert x.finished_at is not None
+        by_worker[x.worker].append((x.created_at.timestamp(), x.finished_at.timestamp()))
+    inside = between = ends = 0.0
+    for spans in by_worker.values():
+        spans.sort()
+        if not spans:
+            ends += t1 - t0
+            continue
+        inside += sum(b - a for a, b in spans)
+        between += sum(spans[i + 1][0] - spans[i][1] for i in range(len(spans) - 1))
+        ends += spans[0][0] - t0 + t1 - spans[-1][1]
+    total = workers * (t1 - t0)
+    return {"in_nodes": inside / total, "between_nodes": between / total, "start_end": ends / total}
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)] if ordered else 0.0
@@ -368,9 +420,6 @@ def measure(
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     import podium
-    from podium.interfaces import RunInfo
-    from podium.records import Node
-    from podium.scaffolds import Search
 
     fake.ask(f"reset {args.seed} {args.latency[0]} {args.latency[1]}")
     marks: dict[str, CpuMark] = {}
@@ -379,14 +428,18 @@ def measure(
     watchers: list[asyncio.Task[None]] = []
     probes = Probes()
 
+    blocked: dict[str, dict[str, float]] = {}  # the probes' totals at the span's ends
+
     def on_start(info: RunInfo, search: Search) -> None:
         marks["start"] = CpuMark.now(fake, tree)
+        blocked["start"] = dict(probes.seconds)
         watchers.append(asyncio.get_running_loop().create_task(_watch_lag(lags)))
 
     def on_node(node: Node) -> None:
         finished.append((time.perf_counter(), node))
         if len(finished) == steps:
             marks["end"] = CpuMark.now(fake, tree)
+            blocked["end"] = dict(probes.seconds)
             for watcher in watchers:
                 watcher.cancel()
 
@@ -434,6 +487,7 @@ def measure(
         "nodes_per_min": n / span * 60,
         "steady_nodes_per_min": steady,
         "busy_workers": sum(x.timings.total_s for x in nodes) / span,
+        "worker_time": worker_time(nodes, workers, start.epoch, end.epoch),
         "phase_mean_s": {
             "code_model": mean(lambda x: x.timings.model_s),
             "review_model": mean(lambda x: x.timings.review_model_s),
@@ -455,7 +509,10 @@ def measure(
             "p99": _pct(lags, 0.99) * 1000,
             "max": max(lags, default=0.0) * 1000,
         },
-        "loop_blocked_ms_per_node": {k: v / n * 1000 for k, v in probes.seconds.items()},
+        "loop_blocked_ms_per_node": {
+            k: (v - blocked["start"].get(k, 0.0)) / n * 1000
+            for k, v in blocked.get("end", probes.seconds).items()
+        },
         "kernel_start_s": {
             "count": len(probes.kernel_starts),
             "median": statistics.median(probes.kernel_starts),
@@ -488,7 +545,9 @@ def tables(rows: list[dict[str, Any]], nproc: int) -> str:
             f"{speed:.2f}x / {speed / w:.2f}" if speed else "-",
             f"{r['steady_nodes_per_min']:.1f}",
             f"{steady:.2f}x / {steady / w:.2f}" if steady else "-",
-            f"{r['busy_workers']:.2f}", f"{p['code_model']:.2f}", f"{p['review_model']:.2f}",
+            " / ".join(f"{r['worker_time'][k]:.1%}" for k in WORKER_TIME),
+            f"{r['model_delay_served_mean_s']:.3f}",
+            f"{p['code_model']:.2f}", f"{p['review_model']:.2f}",
             f"{r['model_excess_per_call_ms']:.0f}",
             f"{p['kernel_wait']:.2f} / {r['kernel_wait_p90_s']:.2f} / {r['kernel_wait_max_s']:.2f}",
             f"{p['exec'] * 1000:.0f}", f"{p['overhead'] * 1000:.0f}", f"{p['node_total']:.2f}",
@@ -508,7 +567,9 @@ def tables(rows: list[dict[str, Any]], nproc: int) -> str:
         ])  # fmt: skip
     return "\n\n".join([
         _md(["W", "nodes", "span s", "nodes/min", "speed-up / effic.", "steady nodes/min",
-             "steady speed-up / effic.", "busy workers", "code model s", "review model s",
+             "steady speed-up / effic.", "worker time: " + " / ".join(WORKER_TIME.values()),
+             "served latency s", "code model s",
+             "review model s",
              "model +ms/call", "kernel wait s mean / p90 / max", "exec ms", "overhead ms",
              "node s"], first),
         _md(["W", f"CPU cores: machine (of {nproc})", "Podium process", "its event loop",
@@ -587,6 +648,13 @@ def main() -> None:
     print()
     for line in verdict(rows):
         print(line)
+    for r in rows:
+        if r["buggy_nodes"] or r["fake_problems"]:
+            print(f"WARNING W={r['workers']}: {r['buggy_nodes']} buggy nodes, "
+                  f"{r['fake_problems']} requests the fake model rejected")  # fmt: skip
+        if r["cores"].get("other", 0.0) > NOISY_CORES:
+            print(f"WARNING W={r['workers']}: other load used {r['cores']['other']:.2f} cores "
+                  "during the run; the machine was not quiet")  # fmt: skip
     sandboxes = {f"{r['sandbox']} ({r['sandbox_detail']})" for r in rows}
     print(f"\nsandbox: {', '.join(sorted(sandboxes))}")
     print(f"background load before the runs: {background:.2f} cores")
