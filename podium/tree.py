@@ -85,6 +85,19 @@ class SearchTree:
             chain.append(self._nodes[chain[-1].parent_ids[0]])
         return chain[::-1]
 
+    def debuggable(self, max_debug_depth: int) -> list[Node]:
+        """Buggy leaves worth a debug step: with code (nothing to fix without), no deeper than
+        ``max_debug_depth`` debugs in a row, and not being debugged by another worker."""
+        busy = self.pending_parents()
+        return [
+            n
+            for n in self.buggy_nodes()
+            if self.is_leaf(n.id)
+            and n.id not in busy
+            and n.code
+            and self.debug_depth(n) <= max_debug_depth
+        ]
+
     def pending_count(self, operator: str) -> int:
         return sum(1 for a in self.pending if a.operator == operator)
 

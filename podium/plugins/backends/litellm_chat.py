@@ -23,6 +23,7 @@ from podium.errors import ModelContextLengthError, UserError
 from podium.plugins.backends.common import ChatBackend
 from podium.plugins.backends.openai_chat import (
     NO_KEY,
+    chat_tools,
     describe_connection_error,
     from_chat_completion,
 )
@@ -62,12 +63,7 @@ class LiteLLMBackend(ChatBackend):
             "max_retries": 0,
             "drop_params": True,  # e.g. temperature for reasoning models
         }
-        if request.tools:
-            body["tools"] = [
-                {"type": "function", "function": t.model_dump()} for t in request.tools
-            ]
-        if request.tool_choice:
-            body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        body |= chat_tools(request)
         if (cap := self.output_cap(request)) is not None:
             body["max_tokens"] = cap
         temperature = request.temperature

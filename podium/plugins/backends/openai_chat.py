@@ -45,12 +45,7 @@ class OpenAIBackend(ChatBackend):
             "model": self.model_id,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
         }
-        if request.tools:
-            body["tools"] = [
-                {"type": "function", "function": t.model_dump()} for t in request.tools
-            ]
-        if request.tool_choice:
-            body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        body |= chat_tools(request)
         if (cap := self.output_cap(request)) is not None:
             body["max_completion_tokens" if self.reasoning else "max_tokens"] = cap
         temperature = request.temperature
@@ -74,6 +69,16 @@ class OpenAIBackend(ChatBackend):
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def chat_tools(request: ModelRequest) -> dict[str, Any]:
+    """The request's function and forced choice, in the Chat Completions format."""
+    fields: dict[str, Any] = {}
+    if request.tools:
+        fields["tools"] = [{"type": "function", "function": t.model_dump()} for t in request.tools]
+    if request.tool_choice:
+        fields["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+    return fields
 
 
 def from_chat_completion(

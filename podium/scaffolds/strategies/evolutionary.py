@@ -161,15 +161,7 @@ class Evolutionary(Strategy):
         if len(tree.drafts()) + tree.pending_count("draft") < p.population:
             return Action(operator="draft")
         if rng.random() < p.debug_prob:
-            busy = tree.pending_parents()
-            debuggable = [
-                n
-                for n in tree.buggy_nodes()
-                if tree.is_leaf(n.id)
-                and n.id not in busy
-                and tree.debug_depth(n) <= p.max_debug_depth
-                and n.code
-            ]
+            debuggable = tree.debuggable(p.max_debug_depth)
             if debuggable:
                 return Action(operator="debug", parent_ids=(rng.choice(debuggable).id,))
         if not self._members:

@@ -44,15 +44,7 @@ class Greedy(Strategy):
         if len(tree.drafts()) + tree.pending_count("draft") < p.num_drafts:
             return Action(operator="draft")
         if rng.random() < p.debug_prob:
-            busy = tree.pending_parents()
-            debuggable = [
-                n
-                for n in tree.buggy_nodes()
-                if tree.is_leaf(n.id)
-                and n.id not in busy
-                and tree.debug_depth(n) <= p.max_debug_depth
-                and n.code  # nothing to debug when the model produced no code
-            ]
+            debuggable = tree.debuggable(p.max_debug_depth)
             if debuggable:
                 return Action(operator="debug", parent_ids=(rng.choice(debuggable).id,))
         target = self._improve_target(tree)

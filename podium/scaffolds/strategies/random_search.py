@@ -32,15 +32,7 @@ class RandomSearch(Strategy):
 
     def next_action(self, tree: SearchTree, rng: random.Random) -> Action:
         good = tree.good_nodes()
-        busy = tree.pending_parents()
-        debuggable = [
-            n
-            for n in tree.buggy_nodes()
-            if tree.is_leaf(n.id)
-            and n.id not in busy
-            and tree.debug_depth(n) <= MAX_DEBUG_DEPTH
-            and n.code
-        ]
+        debuggable = tree.debuggable(MAX_DEBUG_DEPTH)
         kinds = ["draft"]
         if good:
             kinds.append("improve")
