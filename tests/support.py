@@ -3,6 +3,7 @@ way to run the real CLI. Fixtures built on them live in ``conftest.py``."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from podium.testing import (  # noqa: F401 - re-exported: the tests import them from here
@@ -24,8 +26,20 @@ from podium.testing import (  # noqa: F401 - re-exported: the tests import them 
 REPO = Path(__file__).resolve().parent.parent
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 TOY_SESSION = REPO / "tests" / "data" / "toy_session.jsonl"
-TITANIC = REPO / "podium" / "benchmarks" / "mini" / "titanic"
+MINI = REPO / "podium" / "benchmarks" / "mini"
+TITANIC = MINI / "titanic"
 UNPRIVILEGED_USER = "podium-tester"  # made by scripts/unprivileged-venv when tests run as root
+
+
+def task_module(folder: Path, name: str) -> ModuleType:
+    """A task folder's script (``grade``, ``prepare``, ``make_leaderboard``) as a module."""
+    spec = importlib.util.spec_from_file_location(
+        f"test_{folder.name}_{name}", folder / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def exec_solution(code: str, public_dir: Path, workspace: Path) -> str:

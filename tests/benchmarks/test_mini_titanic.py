@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -15,20 +14,17 @@ import yaml
 
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
-from tests.support import REPO
+from podium.benchmarks.leaderboards import prepared_data
+from tests.support import TITANIC, task_module
 
-FOLDER = REPO / "podium" / "benchmarks" / "mini" / "titanic"
+FOLDER = TITANIC
 RAW_SHA256 = "c617db2c7470716250f6f001be51304c76bcc8815527ab8bae734bdca0735737"
 LEAKY = {"boat", "body", "home.dest"}
 FEATURES = ["Pclass", "Name", "Sex", "Age", "SibSp", "Parch", "Ticket", "Fare", "Cabin"]
 
 
 def load_module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"test_titanic_{name}", FOLDER / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return task_module(FOLDER, name)
 
 
 def files_under(root: Path) -> dict[str, bytes]:
@@ -214,7 +210,7 @@ def test_the_leaderboard_matches_its_script(task: FolderTask) -> None:
     """Recompute the cheapest entries with make_leaderboard.py and compare with the CSV."""
     script = load_module("make_leaderboard")
     board = pd.read_csv(FOLDER / "leaderboard.csv").set_index("teamName")["score"]
-    train, test, answers = script.read_prepared(task.public_dir, task.private_dir)
+    prepared = prepared_data(FOLDER, task.public_dir, task.private_dir)
     solutions = script.entries()
     checked = [
         "constant: nobody survives (all 0)",
@@ -224,5 +220,5 @@ def test_the_leaderboard_matches_its_script(task: FolderTask) -> None:
         "random guess p=0.5 seed=0",
     ]
     for name in checked:
-        assert script.score(solutions[name], train, test, answers) == board[name], name
+        assert prepared.score(solutions[name]) == board[name], name
     assert set(solutions) == set(board.index)

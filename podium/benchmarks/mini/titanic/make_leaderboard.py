@@ -4,10 +4,10 @@ Run from the repository root::
 
     .venv/bin/python podium/benchmarks/mini/titanic/make_leaderboard.py
 
-It prepares the data into a temporary directory with ``prepare.py``, trains every reference
-solution below on ``train.csv`` only, predicts ``test.csv``, scores the predictions with
-``grade.py`` against the private answers and writes the leaderboard in rank order (best first;
-equal scores ordered by team name). Everything is seeded, so a rerun writes the same file.
+``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+reference solution below (trained on ``train.csv`` only), scores its predictions for ``test.csv``
+with ``grade.py`` and writes the leaderboard best first. Everything is seeded, so a rerun writes
+the same file.
 
 The entries span the field: constant predictions, hand-written rules, random guesses and
 scikit-learn models from weak to strong on feature sets from "class and sex" up to everything.
@@ -15,14 +15,10 @@ scikit-learn models from weak to strong on feature sets from "class and sex" up 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -43,23 +39,14 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
+from podium.benchmarks import leaderboards
+from podium.benchmarks.leaderboards import Solution
+
 HERE = Path(__file__).resolve().parent
 SEED = 0
 
-# A solution gets the training and the test frame and returns 0/1 predictions for the test rows.
-Solution = Callable[[pd.DataFrame, pd.DataFrame], np.ndarray]
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"titanic_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-prepare_module = _load("prepare")
-grade_module = _load("grade")
+# A predictor gets the training and the test frame and returns 0/1 predictions for the test rows.
+Predictor = Callable[[pd.DataFrame, pd.DataFrame], np.ndarray]
 
 
 # --- features ------------------------------------------------------------------------------
@@ -125,7 +112,7 @@ def _preprocessor(columns: list[str], scale: bool) -> ColumnTransformer:
     return ColumnTransformer(parts)
 
 
-def model_solution(model: Any, columns: list[str], scale: bool) -> Solution:
+def model_solution(model: Any, columns: list[str], scale: bool) -> Predictor:
     def solve(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
         pipeline = Pipeline([("prep", _preprocessor(columns, scale)), ("model", model)])
         x_train = _as_object(add_features(train)[columns])
@@ -147,21 +134,21 @@ def _as_object(frame: pd.DataFrame) -> pd.DataFrame:
 # --- rules ---------------------------------------------------------------------------------
 
 
-def constant(value: int) -> Solution:
+def constant(value: int) -> Predictor:
     def solve(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
         return np.full(len(test), value, dtype=int)
 
     return solve
 
 
-def random_guess(seed: int, p: float) -> Solution:
+def random_guess(seed: int, p: float) -> Predictor:
     def solve(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
         return (np.random.default_rng(seed).random(len(test)) < p).astype(int)
 
     return solve
 
 
-def rule(predicate: Callable[[pd.DataFrame], pd.Series]) -> Solution:
+def rule(predicate: Callable[[pd.DataFrame], pd.Series]) -> Predictor:
     def solve(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
         return predicate(add_features(test)).fillna(False).to_numpy(dtype=bool).astype(int)
 
@@ -229,7 +216,7 @@ def _models() -> dict[str, tuple[Any, bool]]:
 
 def entries() -> dict[str, Solution]:
     """Every reference solution, by team name."""
-    found: dict[str, Solution] = {
+    found: dict[str, Predictor] = {
         "constant: nobody survives (all 0)": constant(0),
         "constant: everybody survives (all 1)": constant(1),
     }
@@ -241,56 +228,18 @@ def entries() -> dict[str, Solution]:
     for set_name, columns in FEATURE_SETS.items():
         for model_name, (model, scale) in _models().items():
             found[f"{model_name} on {set_name}"] = model_solution(model, columns, scale)
-    return found
+    return {name: submission(predict) for name, predict in found.items()}
 
 
-def score(
-    solution: Solution, train: pd.DataFrame, test: pd.DataFrame, answers: pd.DataFrame
-) -> float:
-    """The solution's score as MLE-bench records it (grade(), rounded to 5 decimals)."""
-    predictions = solution(train, test)
-    submission = pd.DataFrame({"PassengerId": test["PassengerId"], "Survived": predictions})
-    return round(float(grade_module.grade(submission, answers)), 5)
+def submission(predict: Predictor) -> Solution:
+    """A predictor as a leaderboard solution: reads the public data, returns the submission."""
 
+    def solve(public: Path) -> pd.DataFrame:
+        train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
+        return pd.DataFrame({"PassengerId": test["PassengerId"], "Survived": predict(train, test)})
 
-def read_prepared(public: Path, private: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(train, test, answers) from prepared data."""
-    return (
-        pd.read_csv(public / "train.csv"),
-        pd.read_csv(public / "test.csv"),
-        pd.read_csv(private / "test.csv"),
-    )
-
-
-def build(public: Path, private: Path) -> pd.DataFrame:
-    train, test, answers = read_prepared(public, private)
-    rows = [
-        {"teamName": name, "score": score(solution, train, test, answers)}
-        for name, solution in entries().items()
-    ]
-    board = pd.DataFrame(rows).sort_values(
-        ["score", "teamName"], ascending=[False, True], kind="mergesort"
-    )
-    board.insert(0, "rank", np.arange(1, len(board) + 1))
-    return board.reset_index(drop=True)
-
-
-def main() -> int:
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="titanic-leaderboard-") as tmp:
-        public, private = Path(tmp) / "public", Path(tmp) / "private"
-        public.mkdir()
-        private.mkdir()
-        prepare_module.prepare(HERE / "raw", public, private)
-        board = build(public, private)
-    out = HERE / "leaderboard.csv"
-    board.to_csv(out, index=False)
-    print(
-        f"wrote {out} ({len(board)} entries, scores {board['score'].min():.5f}"
-        f"..{board['score'].max():.5f}) in {time.monotonic() - started:.1f}s"
-    )
-    return 0
+    return solve
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(leaderboards.main(HERE, entries, lower_is_better=False))
