@@ -12,13 +12,11 @@ from podium.benchmarks.grading import (
     seed_summary,
 )
 from podium.benchmarks.resolve import resolve_task
-from podium.benchmarks.submission_format import check_against_sample
 
 __all__ = [
     "FolderBenchmark",
     "FolderTask",
     "aggregate_reports",
-    "check_against_sample",
     "default_data_dir",
     "grade_submission",
     "load_folder_task",

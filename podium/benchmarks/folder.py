@@ -27,11 +27,11 @@ from podium.benchmarks.grading import (
     read_leaderboard,
 )
 from podium.benchmarks.prepare import prepare_data
-from podium.benchmarks.submission_format import check_against_sample
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.records import GradeReport
 from podium.scaffolds.data_preview import count_rows
+from podium.submission_check import check
 
 REQUIRED_FILES = {
     "config.yaml": "the task's registry entry: id, name, dataset.answers, "
@@ -74,7 +74,7 @@ class FolderTask(Task):
         return self.private_dir / Path(self.config["dataset"]["answers"]).name
 
     def check_submission(self, path: Path) -> str | None:
-        return check_against_sample(path, self.sample_submission)
+        return check(path, self.sample_submission)
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
         """MLE-bench's grading: the task's own grade_fn on the private answers."""

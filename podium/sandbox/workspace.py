@@ -1,7 +1,8 @@
 """Kernel slots: the directory a kernel works in, prepared before the node it will serve exists.
 
 A pre-started kernel cannot know its node, so it works in a slot (``working/``,
-``submission/``, the read-only ``input``) under the run's scratch directory, on the same
+``submission/``, the read-only ``input``, and ``validate_submission.py``, the format-only
+check the solution may run on its submission) under the run's scratch directory, on the same
 filesystem as the node directories. Once the kernel is dead, ``hand_over`` renames the slot's
 ``working/`` and ``submission/`` into the node's directory (a rename: no copy, whatever the size)
 and the rest of the slot is thrown away. Nothing is followed: a symlink the solution made stays
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podium.interfaces import Workspace
+from podium.submission_check import install_script
 
 OUTPUT_DIRS = ("working", "submission")
 _slots = itertools.count()
@@ -33,6 +35,7 @@ class Slot:
         root = scratch.resolve() / f"slot-{os.getpid()}-{next(_slots)}"
         for sub in OUTPUT_DIRS:
             (root / sub).mkdir(parents=True)
+        install_script(root)
         return cls(root, input_dir)
 
     def link_input(self) -> None:

@@ -21,6 +21,9 @@ Rules for every solution:
 - The competition data is in ./input/ (read-only). Write scratch files only under ./working/.
 - Write the test-set predictions to ./submission/submission.csv, in the exact format of the \
 sample submission in ./input/.
+- To check that format (columns, ids, row count, missing values; never the score), end your \
+code with: from validate_submission import validate; print(validate()) — it returns \
+(True, "") or (False, "<reason>"); ./validate_submission.py is provided.
 - Hold out part of the training data, evaluate on it with the competition metric ($metric_name, \
 $direction), and print the result on its own line, exactly like this:
   VALIDATION_METRIC: <number>

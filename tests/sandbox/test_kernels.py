@@ -40,6 +40,7 @@ def workspace(tmp_path: Path) -> Workspace:
     data = tmp_path / "public"
     data.mkdir()
     (data / "train.csv").write_text("id,y\n1,0\n2,1\n")
+    (data / "sample_submission.csv").write_text("id,y\n1,0\n")
     return Workspace(root=tmp_path / "node", input_dir=data)
 
 
@@ -78,6 +79,8 @@ print("DATA", open("input/train.csv").read().splitlines()[-1])
 print("DIRS", os.path.isdir("working"), os.path.isdir("submission"))
 with open("submission/submission.csv", "w") as f:
     f.write("id,y\\n1,1\\n")
+from validate_submission import validate
+print("VALID", validate())
 """
     result, _ = run(code, workspace, kind)
     assert result.status is ExecStatus.OK, result.output
@@ -88,9 +91,11 @@ with open("submission/submission.csv", "w") as f:
         assert "CWD /workspace\n" in out
     assert "DATA 2,1\n" in out
     assert "DIRS True True\n" in out
+    assert "VALID (True, '')\n" in out  # the format check is there for the solution to call
     assert (workspace.root / "submission" / "submission.csv").read_text() == "id,y\n1,1\n"
     assert (workspace.root / "working").is_dir()
     assert not (workspace.root / "input").exists()  # the data is never copied into the node
+    assert sorted(p.name for p in workspace.root.iterdir()) == ["submission", "working"]
     assert not result.timed_out
     assert result.error_name is None
     assert result.output_bytes == len(out.encode())

@@ -1,0 +1,172 @@
+"""The format-only submission check: broken submissions get ``valid_submission: false`` and one
+line of reason, never a crash and never a score; it runs on its own, as the agent runs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from podium import submission_check
+from podium.submission_check import check, validate
+
+SAMPLE = "id,label,prob\n1,cat,0.5\n2,cat,0.5\n3,cat,0.5\n4,cat,0.5\n"
+GOOD = "id,label,prob\n1,dog,0.9\n2,cat,0.1\n3,dog,0.75\n4,cat,1e-3\n"
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    path = tmp_path / "sample_submission.csv"
+    path.write_text(SAMPLE)
+    return path
+
+
+def submit(tmp_path: Path, content: str | bytes) -> Path:
+    path = tmp_path / "submission.csv"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return path
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        GOOD,
+        "prob,id,label\n0.9,1,dog\n0.1,2,cat\n0.75,3,dog\n0.001,4,cat\n",  # columns in any order
+        "id,label,prob\n4,cat,0\n3,dog,1\n2,cat,0\n1,dog,1\n",  # rows in any order
+        "id,label,prob\n1.0,dog,1\n2.0,cat,0\n 3 ,dog,0\n4,cat,0\n",  # ids as pandas may write them
+        '\ufeffid,label,prob\n1,"a, b",1\n2,"two\nlines",0\n3,x,0\n4,y,0\n',  # BOM, quoting
+        "id,label,prob\r\n1,dog,1\r\n2,cat,0\r\n3,dog,0\r\n4,cat,0\r\n",  # Windows line ends
+    ],
+    ids=["good", "column order", "row order", "id spelling", "quoted text", "crlf"],
+)
+def test_well_formed_submissions_pass(tmp_path: Path, sample: Path, content: str) -> None:
+    assert check(submit(tmp_path, content), sample) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("id,label\n1,dog\n2,cat\n3,dog\n4,cat\n", ["lacks the columns ['prob']"]),
+        ("id,label,prob,x\n1,a,1,0\n2,a,1,0\n3,a,1,0\n4,a,1,0\n", ["unexpected columns ['x']"]),
+        ("id,label,Prob\n1,a,1\n2,a,1\n3,a,1\n4,a,1\n", ["['prob']", "['Prob']"]),
+        ("id,label,prob,prob\n1,a,1,1\n2,a,1,1\n3,a,1,1\n4,a,1,1\n", ["repeats", "prob"]),
+        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n", ["3 rows", "expected 4"]),
+        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n4,a,1\n5,a,1\n", ["5 rows", "expected 4"]),
+        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n3,a,1\n", ["'3' appears twice", "lines 4 and 5"]),
+        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n9,a,1\n", ["1 id values are not", "'9'", "'4'"]),
+        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n,a,1\n", ["line 5", "no id"]),
+        ("id,label,prob\n1,a,1\n2,a,NaN\n3,a,1\n4,a,1\n", ["'prob'", "1 missing", "line 3"]),
+        ("id,label,prob\n1,a,1\n2,a,\n3,a,1\n4,,1\n", ["'label'", "missing", "line 5"]),
+        ("id,label,prob\n1,a,1\n2,a,high\n3,a,1\n4,a,1\n", ["numbers", "line 3", "'high'"]),
+        ("id,label,prob\n1,a,1\n2,a,inf\n3,a,1\n4,a,1\n", ["finite", "line 3"]),
+        ("id,label,prob\n1,a,1\n2,a\n3,a,1\n4,a,1\n", ["line 3", "2 fields", "header has 3"]),
+        ("", ["empty file"]),
+        ("\n\n", ["no header"]),
+        (b"PK\x03\x04\x00\x00binary zip", ["not a text CSV"]),
+        (b"id,label,prob\n1,\xe9t\xe9,1\n", ["not UTF-8"]),
+        ('id,label,prob\n1,"unclosed,1\n', ["line 2", "fields"]),
+    ],
+    ids=[
+        "missing column", "extra column", "renamed column", "repeated column", "too few rows",
+        "too many rows", "duplicate id", "unknown id", "blank id", "nan", "blank value",
+        "string for number", "infinity", "ragged row", "empty", "blank lines", "binary",
+        "latin-1", "unclosed quote",
+    ],
+)  # fmt: skip
+def test_broken_submissions_get_one_line_reasons(
+    tmp_path: Path, sample: Path, content: str | bytes, words: list[str]
+) -> None:
+    reason = check(submit(tmp_path, content), sample)
+    assert reason is not None
+    assert "\n" not in reason
+    for word in words:
+        assert word in reason
+
+
+def test_a_missing_file_or_a_directory(tmp_path: Path, sample: Path) -> None:
+    assert "does not exist" in (check(tmp_path / "absent.csv", sample) or "")
+    assert "not a file" in (check(tmp_path, sample) or "")
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path: Path, sample: Path) -> None:
+    huge = tmp_path / "submission.csv"
+    with huge.open("wb") as fh:  # sparse: 50 GB on paper, nothing on disk
+        fh.truncate(50 * 1024**3)
+    reason = check(huge, sample) or ""
+    assert "53,687,091,200 bytes" in reason and "104,857,600-byte limit" in reason
+    small_cap = check(submit(tmp_path, GOOD), sample, max_bytes=20)
+    assert "over the 20-byte limit" in (small_cap or "")
+
+
+def test_text_columns_accept_any_text_and_numbers_in_them(tmp_path: Path, sample: Path) -> None:
+    labels = "id,label,prob\n1,7,1\n2,3.5,0\n3,dog,0\n4,-,0\n"
+    assert check(submit(tmp_path, labels), sample) is None
+
+
+def test_several_rows_per_id_are_checked_by_count(tmp_path: Path) -> None:
+    sample = tmp_path / "sample_submission.csv"
+    sample.write_text("image,pixels\na,1 2\na,3 4\nb,5 6\n")
+    assert check(submit(tmp_path, "image,pixels\nb,1\na,2\na,3\n"), sample) is None
+    assert "2 rows" in (check(submit(tmp_path, "image,pixels\na,1\nb,2\n"), sample) or "")
+
+
+def test_a_broken_sample_is_reported_not_raised(tmp_path: Path) -> None:
+    sample = tmp_path / "sample_submission.csv"
+    sample.write_bytes(b"\x00\x01")
+    assert "sample submission" in (check(submit(tmp_path, GOOD), sample) or "")
+
+
+# --- as the agent runs it ------------------------------------------------------------------
+
+
+def agent_workspace(tmp_path: Path, submission: str) -> Path:
+    """A directory laid out as a node's: the script, ./input with the sample, ./submission."""
+    (tmp_path / "input").mkdir(parents=True)
+    (tmp_path / "input" / "sample_submission.csv").write_text(SAMPLE)
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "submission.csv").write_text(submission)
+    script = Path(submission_check.__file__).read_bytes()
+    (tmp_path / "validate_submission.py").write_bytes(script)
+    return tmp_path
+
+
+def run_script(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # -I: isolated mode, so the script runs without Podium on the path, as in any interpreter.
+    return subprocess.run(
+        [sys.executable, "-I", "validate_submission.py", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_the_script_runs_standalone_and_says_only_valid_or_why(tmp_path: Path) -> None:
+    good = run_script(agent_workspace(tmp_path / "a", GOOD))
+    assert (good.returncode, good.stdout, good.stderr) == (0, "valid_submission: true\n", "")
+    bad = run_script(agent_workspace(tmp_path / "b", "id,label,prob\n1,a,1\n"))
+    assert bad.returncode == 1
+    assert bad.stdout == (
+        "valid_submission: false (the submission has 1 rows; expected 4 "
+        "(one per row of the sample submission))\n"
+    )
+    usage = run_script(tmp_path / "a", "--help")
+    assert usage.returncode == 2 and "usage:" in usage.stdout
+
+
+def test_validate_finds_the_sample_or_asks_for_it(tmp_path: Path) -> None:
+    workspace = agent_workspace(tmp_path, GOOD)
+    cwd = Path.cwd()
+    os.chdir(workspace)
+    try:
+        assert validate() == (True, "")
+        (workspace / "input" / "nested").mkdir()
+        (workspace / "input" / "nested" / "sample_submission_v2.csv").write_text(SAMPLE)
+        ok, reason = validate()
+        assert not ok and "cannot tell the sample submission" in reason
+        assert validate(sample="input/sample_submission.csv") == (True, "")
+    finally:
+        os.chdir(cwd)
