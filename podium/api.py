@@ -213,7 +213,7 @@ def _resolve(cfg: RunConfig, registry: Registry, replayed: _Replay | None = None
     spec = own_operators or registry.operator_set(cfg.search.operators)
     operators = spec.create({"memory_chars": cfg.search.memory_chars, "prompts": cfg.prompts})
     sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
-    task = resolve_task(cfg.task, registry, cfg.data_dir)
+    task = resolve_task(cfg.task, registry, cfg.data_dir, cfg.obfuscated_description)
     m = cfg.model
     policy = RetryPolicy(attempts=m.max_attempts, total_s=m.retry_time, first_wait_s=m.retry_wait)
     return _Parts(
@@ -376,6 +376,10 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
 def _summary_info(cfg: RunConfig, task: Task, parts: _Parts) -> dict[str, Any]:
     return {
         "task": task.id,
+        "competition_id": getattr(task, "competition_id", task.id),
+        "task_type": task.task_type,
+        "complexity": task.complexity,
+        "obfuscated_description": cfg.obfuscated_description,
         "model": cfg.model.name,
         "review_model": cfg.model.review or cfg.model.name,
         "strategy": cfg.search.strategy,

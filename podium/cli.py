@@ -52,6 +52,10 @@ Plugins = Annotated[
 Steps = Annotated[int | None, typer.Option(help="Stop after this many finished nodes.")]
 TimeBudget = Annotated[str | None, typer.Option("--time", help="Wall-clock budget: 90m, 2h...")]
 Cost = Annotated[float | None, typer.Option(help="Stop before spending this many USD.")]
+DataDir = Annotated[
+    Path | None,
+    typer.Option(help="Where task data is (prepared). Default: the benchmark's own cache."),
+]
 
 
 class _LineHandler(logging.Handler):
@@ -96,7 +100,10 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Seed of the run's RNG.")] = None,
     sandbox: Annotated[str | None, typer.Option(help="Sandbox plugin.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory.")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Where task data is prepared.")] = None,
+    data_dir: DataDir = None,
+    obfuscated_description: Annotated[
+        bool, typer.Option(help="Show the agent the obfuscated description (MLE-bench).")
+    ] = False,
     keep_working: Annotated[bool, typer.Option(help="Keep each node's working/ dir.")] = False,
     preset: Annotated[str | None, typer.Option(help="Config preset: aide, aide-mlebench.")] = None,
     config: ConfigFile = None,
@@ -113,6 +120,7 @@ def run(
         "search.strategy": strategy, "budget.steps": steps, "budget.time": time,
         "budget.cost": cost, "exec.timeout": timeout, "workers": workers, "seed": seed,
         "sandbox.name": sandbox, "out": out_dir, "data_dir": data_dir, "preset": preset,
+        "obfuscated_description": obfuscated_description or None,
         "exec.keep_working": keep_working or None, "plugins": plugins or None,
     }  # fmt: skip
     cfg = load_config(config, overrides or [], {k: v for k, v in flags.items() if v is not None})
@@ -144,7 +152,7 @@ def resume(
 def grade(
     task: Annotated[str, typer.Argument(help="benchmark/id, or a task folder.")],
     submission: Annotated[Path, typer.Argument(help="The submission CSV to grade.")],
-    data_dir: Annotated[Path | None, typer.Option(help="Where task data is prepared.")] = None,
+    data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     plugins: Plugins = None,
 ) -> None:
@@ -165,22 +173,24 @@ def grade(
 @app.command()
 def tasks(
     benchmark: Annotated[str, typer.Argument(help="A benchmark, or benchmark:split.")] = "mini",
-    data_dir: Annotated[Path | None, typer.Option(help="Where task data is prepared.")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="Only this split (MLE-bench: low (= lite), medium, high...).")
+    ] = None,
+    data_dir: DataDir = None,
     plugins: Plugins = None,
 ) -> None:
-    """List a benchmark's tasks: id, type, metric, direction, training rows, leaderboard teams."""
+    """List a benchmark's tasks: id, split, type, metric, direction, rows, teams, status."""
     from podium.api import load_registry
-    from podium.benchmarks import default_data_dir
 
-    name, _, split = benchmark.partition(":")
+    name, _, inline_split = benchmark.partition(":")
     bench = load_registry(plugins or []).benchmark(name)
-    rows = [("id", "type", "metric", "direction", "rows", "teams")]
-    for task_id in bench.task_ids(split or None):
-        t = bench.load_task(task_id, data_dir or default_data_dir())
-        teams = len(getattr(t, "leaderboard", []) or []) or "?"
-        direction = "lower is better" if t.lower_is_better else "higher is better"
-        rows.append((t.id, t.task_type, t.metric_name, direction, str(t.train_rows() or "?"),
-                     str(teams)))  # fmt: skip
+    rows = [("id", "split", "type", "metric", "direction", "rows", "teams", "status")]
+    for task_id in bench.task_ids(split or inline_split or None):
+        t = bench.summary(task_id, data_dir)
+        direction = {True: "lower is better", False: "higher is better", None: "?"}
+        rows.append((t.id, t.complexity or "-", t.task_type, t.metric,
+                     direction[t.lower_is_better], str(t.rows or "?"), str(t.teams or "?"),
+                     t.status))  # fmt: skip
     print_columns(rows)
 
 
@@ -195,12 +205,14 @@ def plugins(plugins: Plugins = None) -> None:
 
 
 def _add_subcommands() -> None:
+    from podium.cli_export import export_app
     from podium.cli_models import calls_app, models_app
     from podium.cli_sandbox import sandbox_app
 
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(models_app, name="models")
     app.add_typer(calls_app, name="calls")
+    app.add_typer(export_app, name="export")
 
 
 _add_subcommands()

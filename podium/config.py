@@ -160,6 +160,9 @@ class RunConfig(Section):
     seed: int = 0
     workers: int = Field(1, ge=1)
     data_dir: Path | None = None
+    obfuscated_description: bool = Field(
+        False, description="show the agent the task's obfuscated description (MLE-bench's)"
+    )
     plugins: list[str] = Field(default_factory=list)
     preset: str | None = None
     model: ModelSection = Field(default_factory=ModelSection)

@@ -39,6 +39,7 @@ class Task(ABC):
     lower_is_better: bool
     metric_name: str
     task_type: str = "unknown"  # e.g. tabular-classification
+    complexity: str | None = None  # the benchmark's difficulty split (MLE-bench: low/medium/high)
 
     @abstractmethod
     def check_submission(self, path: Path) -> str | None:
@@ -70,8 +71,40 @@ class Benchmark(ABC):
         """Task ids in this benchmark (or in one of its splits)."""
 
     @abstractmethod
-    def load_task(self, task_id: str, data_dir: Path) -> Task:
-        """Load (and prepare on first use, under ``data_dir``) one task."""
+    def load_task(self, task_id: str, data_dir: Path | None, obfuscated: bool = False) -> Task:
+        """Load one task with its data under ``data_dir`` (None: the benchmark's default).
+
+        ``obfuscated`` asks for the task's rewritten description (MLE-bench's contamination
+        check); a benchmark without one raises TaskError.
+        """
+
+    def summary(self, task_id: str, data_dir: Path | None) -> TaskSummary:
+        """One listing row. The default loads the task; a benchmark whose tasks need data
+        prepared by hand (MLE-bench) overrides it so that listing never needs the data."""
+        task = self.load_task(task_id, data_dir)
+        return TaskSummary(
+            id=task.id,
+            task_type=task.task_type,
+            metric=task.metric_name,
+            lower_is_better=task.lower_is_better,
+            rows=task.train_rows(),
+            teams=len(getattr(task, "leaderboard", []) or []) or None,
+            complexity=task.complexity,
+        )
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """What ``podium tasks`` shows of a task; None where it is not known without the data."""
+
+    id: str
+    task_type: str
+    metric: str
+    lower_is_better: bool | None
+    rows: int | None
+    teams: int | None
+    complexity: str | None = None
+    status: str = "ready"  # e.g. "not prepared", "leaderboard is a Git LFS pointer"
 
 
 class Backend(ABC):

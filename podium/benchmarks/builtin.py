@@ -1,9 +1,10 @@
-"""The benchmarks room's builtin plugin: the bundled offline suite ``mini``."""
+"""The benchmarks room's builtin plugins: the bundled offline suite ``mini`` and MLE-bench."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from podium.benchmarks import mlebench
 from podium.benchmarks.folder_benchmark import FolderBenchmark
 from podium.plugins import BenchmarkSpec, hookimpl
 
@@ -18,5 +19,6 @@ def podium_benchmarks() -> list[BenchmarkSpec]:
             name="mini",
             create=lambda: FolderBenchmark("mini", MINI_ROOT, MINI_DESCRIPTION),
             description=MINI_DESCRIPTION,
-        )
+        ),
+        BenchmarkSpec(name="mlebench", create=mlebench.MLEBench, description=mlebench.DESCRIPTION),
     ]

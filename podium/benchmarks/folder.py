@@ -64,6 +64,12 @@ class FolderTask(Task):
     config: dict[str, Any]
     leaderboard: list[float]
     task_type: str = "unknown"
+    complexity: str | None = None
+
+    @property
+    def competition_id(self) -> str:
+        """The id grade reports carry."""
+        return self.id
 
     @property
     def sample_submission(self) -> Path:
@@ -80,7 +86,12 @@ class FolderTask(Task):
         """MLE-bench's grading: the task's own grade_fn on the private answers."""
         grade_fn = load_grade_fn(self.folder, str(self.config["grader"]["grade_fn"]))
         return grade_submission(
-            self.id, submission, self.answers, grade_fn, self.leaderboard, sandboxed=sandboxed
+            self.competition_id,
+            submission,
+            self.answers,
+            grade_fn,
+            self.leaderboard,
+            sandboxed=sandboxed,
         )
 
     def train_rows(self) -> int | None:
@@ -115,6 +126,22 @@ def read_registry_config(folder: Path) -> dict[str, Any]:
     return config
 
 
+def read_description(path: Path, obfuscated: bool) -> str:
+    """The description the agent reads, or its obfuscated twin (``description_obfuscated.md``,
+    MLE-bench's rewrite that hides which Kaggle competition this is)."""
+    if obfuscated:
+        path = path.with_name("description_obfuscated.md")
+        if not path.is_file():
+            raise TaskError(
+                f"this task has no obfuscated description ({path} does not exist)",
+                hint="run it without --obfuscated-description",
+            )
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(f"cannot read the description {path}: {exc.strerror}") from None
+
+
 def read_scores(path: Path) -> list[float]:
     """The leaderboard's scores; its order must tell the direction (MLE-bench's rule)."""
     scores = read_leaderboard(path)
@@ -123,9 +150,12 @@ def read_scores(path: Path) -> list[float]:
     return scores
 
 
-def load_folder_task(folder: Path, data_dir: Path | None, task_id: str | None = None) -> FolderTask:
+def load_folder_task(
+    folder: Path, data_dir: Path | None, task_id: str | None = None, obfuscated: bool = False
+) -> FolderTask:
     """Load a registry-layout folder; ``task_id`` (e.g. ``mini/titanic``) also names its data
-    directory, so two benchmarks' tasks with the same config id never share prepared data."""
+    directory, so two benchmarks' tasks with the same config id never share prepared data.
+    ``obfuscated`` gives the agent ``description_obfuscated.md`` instead of the description."""
     folder = folder.resolve()
     config = read_registry_config(folder)
     tid = task_id or str(config["id"])
@@ -141,7 +171,7 @@ def load_folder_task(folder: Path, data_dir: Path | None, task_id: str | None = 
     return FolderTask(
         id=tid,
         name=str(config["name"]),
-        description=(folder / "description.md").read_text(encoding="utf-8"),
+        description=read_description(folder / "description.md", obfuscated),
         public_dir=prepared.public,
         private_dir=prepared.private,
         lower_is_better=is_lower_better(scores),

@@ -18,5 +18,7 @@ class FolderBenchmark(Benchmark):
             raise TaskError(f"benchmark {self.name} has no splits (asked for {split!r})")
         return sorted(p.name for p in self.root.iterdir() if (p / "config.yaml").is_file())
 
-    def load_task(self, task_id: str, data_dir: Path) -> Task:
-        return load_folder_task(self.root / task_id, data_dir, task_id=f"{self.name}/{task_id}")
+    def load_task(self, task_id: str, data_dir: Path | None, obfuscated: bool = False) -> Task:
+        return load_folder_task(
+            self.root / task_id, data_dir, task_id=f"{self.name}/{task_id}", obfuscated=obfuscated
+        )

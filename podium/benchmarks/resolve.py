@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
-from podium.benchmarks.folder import default_data_dir, load_folder_task
+from podium.benchmarks.folder import load_folder_task
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.plugins import Registry
 
 
-def resolve_task(ref: str, registry: Registry, data_dir: Path | None) -> Task:
+def resolve_task(
+    ref: str, registry: Registry, data_dir: Path | None, obfuscated: bool = False
+) -> Task:
     if not ref:
         raise TaskError("no task given", hint=_hint(registry))
     path = Path(ref).expanduser()
     if path.is_dir():
-        return load_folder_task(path, data_dir)
+        return load_folder_task(path, data_dir, obfuscated=obfuscated)
     if path.exists():
         raise TaskError(f"{ref} is a file, not a task folder", hint=_hint(registry))
     bench, sep, task_id = ref.partition("/")
@@ -23,13 +26,20 @@ def resolve_task(ref: str, registry: Registry, data_dir: Path | None) -> Task:
         benchmark = registry.benchmark(bench)
         ids = benchmark.task_ids()
         if task_id not in ids:
-            raise TaskError(
-                f"unknown task {ref!r}", hint=f"{bench} has: {', '.join(ids) or '(no tasks)'}"
-            )
-        return benchmark.load_task(task_id, data_dir or default_data_dir())
+            raise TaskError(f"unknown task {ref!r}", hint=_choices(bench, task_id, ids))
+        return benchmark.load_task(task_id, data_dir, obfuscated=obfuscated)
     if (sep and "/" in task_id) or ref.startswith((".", "/", "~")):
         raise TaskError(f"task folder not found: {ref}")
     raise TaskError(f"unknown task {ref!r}", hint=_hint(registry))
+
+
+def _choices(bench: str, task_id: str, ids: list[str]) -> str:
+    """The benchmark's tasks, or for a long list the closest ids to the one asked for."""
+    if len(ids) <= 12:
+        return f"{bench} has: {', '.join(ids) or '(no tasks)'}"
+    close = difflib.get_close_matches(task_id, ids, n=3, cutoff=0.5)
+    listing = f"did you mean {', '.join(close)}? " if close else ""
+    return f"{listing}`podium tasks {bench}` lists its {len(ids)} tasks"
 
 
 def _hint(registry: Registry) -> str:

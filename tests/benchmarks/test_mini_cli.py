@@ -75,10 +75,12 @@ def test_grade_reports_valid_and_malformed_submissions(
 def test_tasks_lists_the_bundled_suite(titanic: FolderTask, data_dir: Path) -> None:
     listing = podium_cli("tasks", "mini", "--data-dir", str(data_dir))
     assert listing.returncode == 0, listing.stderr
-    header, row = listing.stdout.splitlines()[:2]
-    assert header.split() == ["id", "type", "metric", "direction", "rows", "teams"]
-    assert row.split() == ["mini/titanic", "tabular-classification", "accuracy", "higher", "is",
-                           "better", "891", "166"]  # fmt: skip
+    header, *rows = listing.stdout.splitlines()
+    assert header.split() == ["id", "split", "type", "metric", "direction", "rows", "teams", "status"]
+    assert len(rows) == 8
+    row = next(r for r in rows if r.startswith("mini/titanic "))
+    assert row.split() == ["mini/titanic", "-", "tabular-classification", "accuracy", "higher",
+                           "is", "better", "891", "166", "ready"]  # fmt: skip
 
 
 def test_a_broken_leaderboard_is_one_line(tmp_path: Path, data_dir: Path) -> None:

@@ -1,0 +1,78 @@
+"""Runs → the JSONL that ``mlebench grade --submission FILE --output-dir DIR`` reads.
+
+One line per run of an MLE-bench task: ``{"competition_id": ..., "submission_path": ...}`` (plus
+``run_dir``, which MLE-bench ignores, to map reports back). The submission is the run's final
+one, ``best/submission.csv``. A run that ended without one is still listed: MLE-bench then
+grades it as no submission, which is how a missing result must count (as no medal), not as a
+run left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from podium.errors import UserError
+
+SUMMARY = "summary.json"
+SUBMISSION = Path("best") / "submission.csv"
+MLEBENCH_PREFIX = "mlebench/"
+
+
+@dataclass
+class Export:
+    lines: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # runs of tasks MLE-bench does not know
+    without_submission: int = 0
+
+
+def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
+    """Each path is a run dir (it holds summary.json) or a folder searched for them (a sweep)."""
+    found: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            raise UserError(f"{path} is not a directory", hint="give run or sweep directories")
+        if (path / SUMMARY).is_file():
+            found.append(path)
+        else:
+            found.extend(sorted(p.parent for p in path.rglob(SUMMARY)))
+    if not found:
+        raise UserError(
+            "no runs found (no summary.json)", hint="a run directory holds summary.json"
+        )
+    return found
+
+
+def mlebench_jsonl(run_dirs: Iterable[Path]) -> Export:
+    export = Export()
+    for run_dir in run_dirs:
+        summary = _summary(run_dir)
+        task = str(summary.get("task") or "")
+        if not task.startswith(MLEBENCH_PREFIX):
+            export.skipped.append(f"{run_dir} ({task or 'unknown task'})")
+            continue
+        submission = (run_dir / SUBMISSION).resolve()
+        export.without_submission += not submission.is_file()
+        export.lines.append(
+            {
+                "competition_id": str(
+                    summary.get("competition_id") or task[len(MLEBENCH_PREFIX) :]
+                ),
+                "submission_path": str(submission),
+                "run_dir": str(run_dir.resolve()),
+            }
+        )
+    return export
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read {run_dir / SUMMARY}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{run_dir / SUMMARY} is not a run summary")
+    return data
