@@ -164,9 +164,7 @@ def _check_values(
 ) -> None:
     blank = [line for line, value in _cells(rows, column) if value.strip() in MISSING]
     if blank:
-        raise Invalid(
-            f"column {name!r} has {len(blank)} missing values (first on line {blank[0]})"
-        )
+        raise Invalid(f"column {name!r} has {len(blank)} missing values (first on line {blank[0]})")
     if not all(_is_number(row[column]) for row in expected_rows):
         return  # the sample holds text here (labels, encoded masks): any text is a format match
     for line, value in _cells(rows, column):
