@@ -99,10 +99,25 @@ def describe(board: pd.DataFrame) -> str:
     )
 
 
-def main(folder: Path, entries: Callable[[], Mapping[str, Solution]], lower_is_better: bool) -> int:
-    """What a task's ``make_leaderboard.py`` runs: prepare, score, write, report."""
+def main(
+    folder: Path,
+    entries: Callable[[], Mapping[str, Solution]],
+    lower_is_better: bool,
+    threads: int | None = None,
+) -> int:
+    """What a task's ``make_leaderboard.py`` runs: prepare, score, write, report.
+
+    ``threads`` caps the native thread pools (OpenMP, BLAS). One thread makes histogram
+    boosting's sums independent of the machine's core count, and on a busy small machine the
+    pools' spinning threads can make a build several times slower.
+    """
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix=f"{folder.name}-leaderboard-") as tmp:
+    with (
+        threadpool_limits(limits=threads),
+        tempfile.TemporaryDirectory(prefix=f"{folder.name}-leaderboard-") as tmp,
+    ):
         board = build(prepare_into(folder, Path(tmp)), entries(), lower_is_better)
     out = folder / "leaderboard.csv"
     board.to_csv(out, index=False)
