@@ -76,7 +76,16 @@ def test_tasks_lists_the_bundled_suite(titanic: FolderTask, data_dir: Path) -> N
     listing = podium_cli("tasks", "mini", "--data-dir", str(data_dir))
     assert listing.returncode == 0, listing.stderr
     header, *rows = listing.stdout.splitlines()
-    assert header.split() == ["id", "split", "type", "metric", "direction", "rows", "teams", "status"]
+    assert header.split() == [
+        "id",
+        "split",
+        "type",
+        "metric",
+        "direction",
+        "rows",
+        "teams",
+        "status",
+    ]
     assert len(rows) == 8
     row = next(r for r in rows if r.startswith("mini/titanic "))
     assert row.split() == ["mini/titanic", "-", "tabular-classification", "accuracy", "higher",
