@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from podium import submission_check
+from podium.benchmarks.folder import FolderTask
 from podium.submission_check import check, validate
 
 SAMPLE = "id,label,prob\n1,cat,0.5\n2,cat,0.5\n3,cat,0.5\n4,cat,0.5\n"
@@ -170,3 +172,17 @@ def test_validate_finds_the_sample_or_asks_for_it(tmp_path: Path) -> None:
         assert validate(sample="input/sample_submission.csv") == (True, "")
     finally:
         os.chdir(cwd)
+
+
+def test_it_says_nothing_about_how_good_a_submission_is(
+    titanic: FolderTask, tmp_path: Path
+) -> None:
+    """The perfect answers and the worst possible predictions get the same verdict."""
+    answers = pd.read_csv(titanic.answers)
+    perfect = tmp_path / "perfect.csv"
+    answers.to_csv(perfect, index=False)
+    worst = tmp_path / "worst.csv"
+    answers.assign(Survived=1 - answers["Survived"]).to_csv(worst, index=False)
+    verdicts = {check(path, titanic.sample_submission) for path in (perfect, worst)}
+    assert verdicts == {None}
+    assert titanic.grade(perfect).score == 1.0 and titanic.grade(worst).score == 0.0
