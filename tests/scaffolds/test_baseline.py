@@ -61,7 +61,9 @@ def validation_metric(code: str, task: FolderTask, workspace: Path) -> float:
 
 @pytest.fixture(scope="module")
 def spec(titanic: FolderTask) -> TabularSpec:
-    return analyse(titanic.public_dir, titanic.metric_name)
+    found = analyse(titanic.public_dir, titanic.metric_name)
+    assert isinstance(found, TabularSpec)
+    return found
 
 
 def test_the_task_is_read_from_its_files(spec: TabularSpec) -> None:
@@ -142,14 +144,16 @@ def test_debug_of_a_failed_node_runs(titanic: FolderTask, tmp_path: Path) -> Non
     assert validation_metric(fix.code, titanic, tmp_path) > 0.7
 
 
-def test_a_non_tabular_task_is_a_clear_problem(toy_task: FolderTask, tmp_path: Path) -> None:
+def test_a_task_of_no_known_layout_is_a_clear_problem(toy_task: FolderTask, tmp_path: Path) -> None:
     images = tmp_path / "public"
     images.mkdir()
     (images / "train").mkdir()
     task = FolderTask(**{**toy_task.__dict__, "public_dir": images})
     proposal = propose(task, SearchTree(False), Action(operator="draft"))
     assert proposal.code == ""
-    assert proposal.problem is not None and "tabular tasks only" in proposal.problem
+    assert proposal.problem is not None
+    assert "tabular, image, text and time-series tasks only" in proposal.problem
+    assert "no sample submission" in proposal.problem
 
 
 # --- crossover -------------------------------------------------------------------------------

@@ -1,15 +1,20 @@
 """The ``baseline`` operator set: a model that needs no key and no network.
 
-It writes real scikit-learn solutions for tabular tasks (see ``recipe`` for the choices and
-``codegen`` for the script), so ``podium run`` works out of the box and the whole search path —
-execution, metric line, hard checks, journal, resume — runs without an LLM.
+It writes real scikit-learn solutions, so ``podium run`` works out of the box and the whole
+search path — execution, metric line, hard checks, journal, resume — runs without an LLM. It
+handles four kinds of task (``analysis`` tells them apart from the public files): tabular
+(classification with labels, probabilities or one probability column per class; regression,
+on a log scale when the metric is), image classification from pixels, text classification or
+regression from TF-IDF features, and multi-series forecasting with lag features. Each kind has
+a recipe module (the choices and how the operators change them) and a codegen module (the
+script); ``kinds.KINDS`` puts them behind one shape.
 
 Crossover of two parents works on their recipes (read back from the first line of their code):
 the fitter parent by validation metric (the first on a tie, or the one with a metric) gives the
-model family, its hyperparameters and scaling; the other gives the imputation, the category
-encoding and the derived features the fitter one lacks (``recipe.crossover``). When a parent's
-recipe cannot be read (code written by something else), or the other parent has nothing to add,
-the crossover is an improve of the first parent instead.
+model, the other gives the data handling and features (each kind's ``crossover`` says which
+choices are which). When a parent's recipe cannot be read (code written by something else), or
+the child would repeat a parent (the other has nothing to add, or has the same model), the
+crossover is an improve of the first parent instead.
 """
 
 from __future__ import annotations
@@ -19,24 +24,11 @@ from typing import Any
 
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import Node
-from podium.scaffolds.baseline import recipe as recipes
-from podium.scaffolds.baseline.analysis import NotTabular, TabularSpec, analyse
-from podium.scaffolds.baseline.codegen import read_recipe, render
+from podium.scaffolds.baseline.analysis import Unsupported, analyse
+from podium.scaffolds.baseline.kinds import KINDS, Kind
+from podium.scaffolds.baseline.specs import Spec
 
 MODEL_NAME = "baseline"
-
-
-def describe(spec: TabularSpec, recipe: recipes.Recipe) -> str:
-    params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()) if k != "random_state")
-    features = ", ".join(recipe.features) or "none"
-    validation = "5-fold cross-validation" if spec.rows <= 50_000 else "a 20% hold-out split"
-    return (
-        f"{recipe.family.replace('_', ' ')} ({params}) predicting {spec.target} from "
-        f"{len(spec.numeric)} numeric and {len(spec.categorical)} categorical columns; "
-        f"{recipe.impute} imputation, {recipe.encode} encoding"
-        f"{', scaling' if recipe.scale else ''}; derived features: {features}; "
-        f"validated with {validation}."
-    )
 
 
 def fitter_first(a: Node, b: Node, lower_is_better: bool) -> tuple[Node, Node]:
@@ -59,46 +51,59 @@ class BaselineOperators(OperatorSet):
     async def propose(self, ctx: OperatorContext) -> Proposal:
         try:
             spec = analyse(ctx.task.public_dir, ctx.task.metric_name)
-        except NotTabular as exc:
-            return Proposal("", "", problem=f"the baseline model handles tabular tasks only: {exc}")
+        except Unsupported as exc:
+            problem = (
+                "the baseline model handles tabular, image, text and time-series tasks only "
+                f"(one train table or image folder, a test set and a sample submission): {exc}"
+            )
+            return Proposal("", "", problem=problem)
+        kind = KINDS[spec.kind]
         parent = ctx.parents[0] if ctx.parents else None
-        parent_recipe = read_recipe(parent.code) if parent else None
+        parent_recipe = kind.read(parent.code) if parent else None
         op = ctx.action.operator
         prefix = ""
         if op == "crossover":
             if len(ctx.parents) >= 2:
-                mixed, prefix = self._crossover(ctx, spec)
+                mixed, prefix = self._crossover(ctx, kind, spec)
                 if mixed is not None:
                     return mixed
             op = "improve"  # of the first parent (a draft when its recipe cannot be read)
         if op == "draft" or (op == "improve" and parent_recipe is None):
-            recipe = recipes.draft(spec, len(ctx.tree.drafts()), ctx.rng)
+            recipe = kind.draft(spec, len(ctx.tree.drafts()), ctx.rng)
             plan = "Draft: "
         elif op == "improve":
-            assert parent is not None and parent_recipe is not None
-            recipe, why = recipes.improve(parent_recipe, spec, ctx.rng)
+            assert parent is not None
+            recipe, why = kind.improve(parent_recipe, spec, ctx.rng)
             plan = f"Improve node {parent.id}: {why}. Now: "
         else:
             assert parent is not None
-            recipe, why = recipes.debug(parent_recipe, spec)
+            recipe, why = kind.debug(parent_recipe, spec)
             plan = f"Debug node {parent.id} ({parent.bug_reason}): {why}. Now: "
-        return Proposal(plan=prefix + plan + describe(spec, recipe), code=render(spec, recipe))
+        code = kind.render(spec, recipe)
+        return Proposal(plan=prefix + plan + kind.describe(spec, recipe), code=code)
 
     @staticmethod
-    def _crossover(ctx: OperatorContext, spec: TabularSpec) -> tuple[Proposal | None, str]:
+    def _crossover(
+        ctx: OperatorContext, kind: Kind[Any, Any], spec: Spec
+    ) -> tuple[Proposal | None, str]:
         """The crossover's proposal, or None and the reason that makes it an improve instead."""
         first, second = ctx.parents[0], ctx.parents[1]
         fit, other = fitter_first(first, second, ctx.task.lower_is_better)
-        fit_recipe, other_recipe = read_recipe(fit.code), read_recipe(other.code)
+        fit_recipe, other_recipe = kind.read(fit.code), kind.read(other.code)
         if fit_recipe is None or other_recipe is None:
             reason = "a parent's recipe cannot be read"
         else:
-            mixed = recipes.crossover(fit_recipe, other_recipe, spec)
-            if mixed is not None:
+            mixed = kind.crossover(fit_recipe, other_recipe, spec)
+            if mixed is not None and mixed[0] != other_recipe:
                 recipe, why = mixed
                 plan = f"Crossover of node {fit.id} (model) with node {other.id}: {why}. Now: "
-                return Proposal(plan=plan + describe(spec, recipe), code=render(spec, recipe)), ""
-            reason = "the other parent has nothing to add"
+                code = kind.render(spec, recipe)
+                return Proposal(plan=plan + kind.describe(spec, recipe), code=code), ""
+            reason = (
+                "the other parent has nothing to add"
+                if mixed is None
+                else "the child would repeat the other parent (it has the same model)"
+            )
         return None, f"Crossover of nodes {first.id} and {second.id}: {reason}, so improve. "
 
 

@@ -1,4 +1,4 @@
-"""Recipes: the choices a baseline solution is made of, and how the operators change them.
+"""Tabular recipes: the choices a baseline solution is made of, and how the operators change them.
 
 A recipe names a model family and its hyperparameters, the preprocessing (imputation, encoding,
 scaling) and the derived features. Drafts try different families; improve changes one choice
@@ -10,13 +10,12 @@ metric rewards.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from podium.scaffolds.baseline.analysis import TabularSpec
+from podium.scaffolds.baseline.specs import TabularSpec
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ FAMILIES: dict[str, Family] = {
     "random_forest": Family(
         "sklearn.ensemble", "RandomForestClassifier", "RandomForestRegressor",
         {"n_estimators": 200, "min_samples_leaf": 1},
-        {"n_estimators": 200, "min_samples_leaf": 1},
+        {"n_estimators": 100, "min_samples_leaf": 1, "max_features": 0.5},  # sklearn's 1.0: slow
     ),
     "linear": Family(
         "sklearn.linear_model", "LogisticRegression", "Ridge",
@@ -52,7 +51,7 @@ FAMILIES: dict[str, Family] = {
     "extra_trees": Family(
         "sklearn.ensemble", "ExtraTreesClassifier", "ExtraTreesRegressor",
         {"n_estimators": 200, "min_samples_leaf": 2},
-        {"n_estimators": 200, "min_samples_leaf": 2},
+        {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5},
     ),
     "knn": Family(
         "sklearn.neighbors", "KNeighborsClassifier", "KNeighborsRegressor",
@@ -71,6 +70,7 @@ DRAFT_ORDER = ("gradient_boosting", "random_forest", "linear", "hist_gradient_bo
                "extra_trees", "knn", "decision_tree")  # fmt: skip
 STRONG = ("gradient_boosting", "random_forest", "hist_gradient_boosting", "extra_trees")
 LARGE_TABLE_ROWS = 10_000
+MANY_CATEGORICALS = 10  # more categorical columns than this: trees draft with ordinal encoding
 SEEDED = {"gradient_boosting", "random_forest", "extra_trees", "decision_tree",
           "hist_gradient_boosting"}  # fmt: skip
 
@@ -95,14 +95,9 @@ class Recipe:
     scale: bool = False
     features: tuple[str, ...] = ()
 
-    def to_json(self) -> str:
-        return json.dumps({**asdict(self), "features": list(self.features)}, sort_keys=True)
-
     @classmethod
-    def from_json(cls, text: str) -> Recipe:
-        data = json.loads(text)
-        data["features"] = tuple(data.get("features", ()))
-        return cls(**data)
+    def from_fields(cls, data: dict[str, Any]) -> Recipe:
+        return cls(**{**data, "features": tuple(data.get("features", ()))})
 
 
 def default_params(family: str, spec: TabularSpec) -> dict[str, Any]:
@@ -112,6 +107,8 @@ def default_params(family: str, spec: TabularSpec) -> dict[str, Any]:
     )
     if family in SEEDED:
         params["random_state"] = 0
+    if family == "dummy" and spec.prediction in ("proba", "classes"):
+        params["strategy"] = "prior"  # class frequencies, not a hard 0/1
     return params
 
 
@@ -126,22 +123,29 @@ def families_for(spec: TabularSpec) -> tuple[str, ...]:
 
 
 def draft(spec: TabularSpec, index: int, rng: random.Random) -> Recipe:
-    """The ``index``-th draft: families in turn, preprocessing and one feature drawn at random."""
+    """The ``index``-th draft: families in turn, preprocessing and one feature drawn at random.
+
+    Tree ensembles on a table with many categorical columns start with ordinal encoding: one-hot
+    columns multiply their fitting time (ames: 4x) for no gain; improve may still try one-hot.
+    """
     order = families_for(spec)
     family = order[index % len(order)]
     available = [f for f, ok in DERIVED.items() if ok(spec)]
     features = (
         tuple(rng.sample(available, k=min(len(available), rng.choice([0, 1])))) if available else ()
     )
-    recipe = Recipe(
+    impute = rng.choice(["median", "mean"])
+    encode = rng.choice(["onehot", "ordinal"]) if family not in ("linear", "knn") else "onehot"
+    if family not in ("linear", "knn") and len(spec.categorical) > MANY_CATEGORICALS:
+        encode = "ordinal"
+    return Recipe(
         family=family,
         params=default_params(family, spec),
-        impute=rng.choice(["median", "mean"]),
-        encode=rng.choice(["onehot", "ordinal"]) if family not in ("linear", "knn") else "onehot",
+        impute=impute,
+        encode=encode,
         scale=FAMILIES[family].needs_scaling,
         features=features,
     )
-    return recipe
 
 
 # --- improve ---------------------------------------------------------------------------------
@@ -167,9 +171,9 @@ TUNING: dict[str, list[tuple[str, float, float, float]]] = {
     "gradient_boosting": [("n_estimators", 2, 50, 800), ("learning_rate", 0.5, 0.01, 0.3),
                           ("max_depth", 0.67, 2, 8), ("max_depth", 1.5, 2, 8)],
     "random_forest": [("min_samples_leaf", 3, 1, 20), ("min_samples_leaf", 3, 1, 20),
-                      ("n_estimators", 2, 100, 800)],
+                      ("n_estimators", 2, 100, 800), ("max_features", 1.6, 0.2, 1.0)],
     "extra_trees": [("min_samples_leaf", 2, 1, 20), ("min_samples_leaf", 2, 1, 20),
-                    ("n_estimators", 2, 100, 800)],
+                    ("n_estimators", 2, 100, 800), ("max_features", 1.6, 0.2, 1.0)],
     "hist_gradient_boosting": [("learning_rate", 0.5, 0.01, 0.3), ("max_leaf_nodes", 0.5, 7, 63)],
     "linear": [("C", 0.3, 1e-3, 1e3), ("C", 3, 1e-3, 1e3), ("alpha", 3, 1e-3, 1e3),
                ("alpha", 0.3, 1e-3, 1e3)],

@@ -1,0 +1,72 @@
+"""One entry per kind of task: its recipe operators and its code writer, behind one shape.
+
+``BaselineOperators`` looks up the kind ``analysis`` found and calls the same six functions
+whatever the kind; each kind keeps its choices in its own recipe module and writes its scripts
+in its own codegen module.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from podium.scaffolds.baseline import (
+    codegen,
+    image_codegen,
+    image_recipe,
+    series_codegen,
+    series_recipe,
+    text_codegen,
+    text_recipe,
+)
+from podium.scaffolds.baseline import recipe as tabular_recipe
+from podium.scaffolds.baseline.recipe_line import read_line
+from podium.scaffolds.baseline.specs import ImageSpec, SeriesSpec, TabularSpec, TextSpec
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Kind(Generic[S, R]):
+    name: str
+    load: Callable[[dict[str, Any]], R]  # a recipe from the fields of its recipe line
+    draft: Callable[[S, int, random.Random], R]
+    improve: Callable[[R, S, random.Random], tuple[R, str]]
+    debug: Callable[[R | None, S], tuple[R, str]]
+    crossover: Callable[[R, R, S], tuple[R, str] | None]
+    render: Callable[[S, R], str]
+    describe: Callable[[S, R], str]
+
+    def read(self, code: str) -> R | None:
+        """The recipe a solution of this kind carries; None for code written otherwise."""
+        found = read_line(code)
+        if found is None or found[0] != self.name:
+            return None
+        try:
+            return self.load(found[1])
+        except (ValueError, TypeError, KeyError):
+            return None
+
+
+KINDS: dict[str, Kind[Any, Any]] = {
+    "tabular": Kind[TabularSpec, tabular_recipe.Recipe](
+        "tabular", tabular_recipe.Recipe.from_fields, tabular_recipe.draft, tabular_recipe.improve,
+        tabular_recipe.debug, tabular_recipe.crossover, codegen.render, codegen.describe,
+    ),
+    "image": Kind[ImageSpec, image_recipe.ImageRecipe](
+        "image", image_recipe.ImageRecipe.from_fields, image_recipe.draft, image_recipe.improve,
+        image_recipe.debug, image_recipe.crossover, image_codegen.render, image_codegen.describe,
+    ),
+    "text": Kind[TextSpec, text_recipe.TextRecipe](
+        "text", text_recipe.TextRecipe.from_fields, text_recipe.draft, text_recipe.improve,
+        text_recipe.debug, text_recipe.crossover, text_codegen.render, text_codegen.describe,
+    ),
+    "series": Kind[SeriesSpec, series_recipe.SeriesRecipe](
+        "series", series_recipe.SeriesRecipe.from_fields, series_recipe.draft,
+        series_recipe.improve, series_recipe.debug, series_recipe.crossover,
+        series_codegen.render, series_codegen.describe,
+    ),
+}  # fmt: skip

@@ -1,0 +1,119 @@
+"""Writes a complete solution for a text task from a text recipe.
+
+The script joins the text columns into one document per row, builds TF-IDF word and/or
+character n-grams inside a scikit-learn pipeline (so each validation fold learns its own
+vocabulary), fits the linear model, validates on the task's metric (5-fold cross-validation,
+one 20% hold-out on large sets), prints ``VALIDATION_METRIC: <value>``, refits on every row and
+writes the submission. A linear SVM has no probabilities: when the metric needs them it is
+wrapped in ``CalibratedClassifierCV``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from podium.scaffolds.baseline.metrics import (
+    METRIC_IMPORTS,
+    class_constants,
+    folds_source,
+    metric_source,
+    predict_source,
+    submission_source,
+)
+from podium.scaffolds.baseline.recipe_line import recipe_line
+from podium.scaffolds.baseline.specs import TextSpec
+from podium.scaffolds.baseline.text_recipe import MODELS, TextRecipe
+
+HOLDOUT_ABOVE_ROWS = 20_000  # cross-validate fewer documents; one hold-out split beyond
+TRANSFORMS = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}
+
+
+def describe(spec: TextSpec, recipe: TextRecipe) -> str:
+    """The plan's sentence: what the generated solution does."""
+    params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()))
+    grams = [f"word n-grams up to {recipe.words}"] if recipe.words else []
+    grams += [f"character n-grams of 2 to {recipe.chars}"] if recipe.chars else []
+    validation = (
+        "5-fold cross-validation" if spec.rows <= HOLDOUT_ABOVE_ROWS else "a 20% hold-out split"
+    )
+    return (
+        f"{recipe.family.replace('_', ' ')} ({params}) predicting {spec.target} from TF-IDF "
+        f"{' and '.join(grams)} of {', '.join(spec.text)} (min_df={recipe.min_df}"
+        f"{', sublinear tf' if recipe.sublinear_tf else ''}); validated with {validation} on "
+        f"{spec.scoring}."
+    )
+
+
+def _vectorizers(recipe: TextRecipe) -> list[str]:
+    common = f"min_df={recipe.min_df}, sublinear_tf={recipe.sublinear_tf}"
+    parts = []
+    if recipe.words:
+        parts.append(f'("words", TfidfVectorizer(ngram_range=(1, {recipe.words}), {common}))')
+    if recipe.chars:
+        parts.append(
+            f'("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, {recipe.chars}), '
+            f"{common}))"
+        )
+    return parts or [f'("words", TfidfVectorizer({common}))']
+
+
+def render(spec: TextSpec, recipe: TextRecipe) -> str:
+    model = MODELS[recipe.family]
+    params = ", ".join(f"{k}={v!r}" for k, v in sorted(recipe.params.items()))
+    estimator = f"{model.estimator}({params})"
+    if recipe.family == "linear_svm" and spec.prediction != "label":
+        estimator = f"CalibratedClassifierCV({estimator}, cv=3)"  # probabilities for the metric
+    classification = spec.problem == "classification"
+    folds = folds_source(classification, spec.rows > HOLDOUT_ABOVE_ROWS)
+    transform = ""
+    if spec.transform in TRANSFORMS:
+        func, inverse = TRANSFORMS[spec.transform]
+        transform = (
+            f"\nmodel = TransformedTargetRegressor(regressor=model, func={func}, "
+            f"inverse_func={inverse})  # fit the scale the metric measures"
+        )
+    constants = class_constants(
+        spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
+    )
+    submission = submission_source(spec.prediction, "test[ID]", spec.target, "X_test")
+    return f"""{recipe_line("text", asdict(recipe))}
+import numpy as np
+import pandas as pd
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.compose import TransformedTargetRegressor
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.pipeline import FeatureUnion, Pipeline
+from {model.module} import {model.estimator}
+{METRIC_IMPORTS}
+
+train = pd.read_csv("./input/{spec.train_file}")
+test = pd.read_csv("./input/{spec.test_file}")
+ID, TARGET, TEXT = {spec.id_col!r}, {spec.target!r}, {list(spec.text)!r}
+{constants}
+
+
+def documents(df: pd.DataFrame) -> pd.Series:
+    \"\"\"One document per row: the text columns joined by a space.\"\"\"
+    return df[TEXT].fillna("").astype(str).agg(" ".join, axis=1)
+
+
+{metric_source(spec.scoring, spec.prediction, spec.classes)}
+
+
+{predict_source(spec.scoring, spec.prediction, spec.transform)}
+
+
+features = FeatureUnion([{", ".join(_vectorizers(recipe))}])
+model = Pipeline([("features", features), ("model", {estimator})]){transform}
+
+X, y = documents(train), train[TARGET]
+{folds}
+scores = cross_val_score(model, X, y, cv=folds, scoring=scorer, error_score="raise")
+print(f"VALIDATION_METRIC: {{scores.mean():.6f}}")
+
+model.fit(X, y)
+X_test = documents(test)
+{submission}
+submission.to_csv("./submission/submission.csv", index=False)
+"""
