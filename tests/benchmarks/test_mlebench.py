@@ -87,7 +87,9 @@ def test_the_obfuscated_description(bench: Benchmark) -> None:
 def test_grading_follows_mlebench_with_a_hyphenated_grader(
     bench: Benchmark, tmp_path: Path
 ) -> None:
-    task = load(bench, IRIS)  # its grade.py imports .classes: the hyphenated path must resolve
+    # Its grade.py imports .classes (the hyphenated path must resolve), and its config says
+    # awards_medals: false, which MLE-bench treats as informational: medals are graded anyway.
+    task = load(bench, IRIS)
     board = pd.read_csv(task.folder / "leaderboard.csv")["score"].tolist()
     report = task.grade(task.sample_submission)
     assert report.competition_id == IRIS
