@@ -30,7 +30,7 @@ from podium.benchmarks.prepare import prepare_data
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.records import GradeReport
-from podium.scaffolds.data_preview import count_rows
+from podium.scaffolds import count_rows
 from podium.submission_check import check
 
 REQUIRED_FILES = {

@@ -28,7 +28,7 @@ from podium.benchmarks.grading import LFS_PREFIX, is_lower_better
 from podium.errors import TaskError
 from podium.interfaces import Benchmark, Task, TaskSummary
 from podium.records import GradeReport
-from podium.scaffolds.data_preview import count_rows
+from podium.scaffolds import count_rows
 
 log = logging.getLogger("podium.benchmarks")
 

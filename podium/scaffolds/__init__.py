@@ -1,5 +1,6 @@
 """The agent: the search loop, its journal and run directory, operators, review, strategies."""
 
+from podium.scaffolds.data_preview import count_rows
 from podium.scaffolds.journal import SCHEMA_VERSION, Journal
 from podium.scaffolds.loop import LoopSettings, Outcome, RunEvents, Search, SearchParts
 from podium.scaffolds.operators import LLMOperators
@@ -23,6 +24,7 @@ __all__ = [
     "RunEvents",
     "Search",
     "SearchParts",
+    "count_rows",
     "extract_plan_and_code",
     "metric_from_output",
     "validate_prompt_overrides",

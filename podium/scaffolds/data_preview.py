@@ -6,6 +6,7 @@ absolute paths and nothing that changes between identical runs, so prompts stay 
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 MAX_FILES = 30
@@ -22,13 +23,22 @@ def human_size(n: float) -> str:
 
 
 def count_rows(path: Path) -> int | None:
+    """Data rows of a CSV (its header excluded); None for a file too big to count quickly.
+
+    Counting newlines is fast but overcounts a file whose quoted fields hold line breaks (text
+    competitions), so a file with a quote character in it is counted record by record.
+    """
     if path.stat().st_size > ROW_COUNT_LIMIT_BYTES:
         return None
-    newlines, last = 0, b"\n"
+    newlines, last, quoted = 0, b"\n", False
     with path.open("rb") as fh:
         while chunk := fh.read(1 << 20):
             newlines += chunk.count(b"\n")
+            quoted = quoted or b'"' in chunk
             last = chunk[-1:]
+    if quoted:
+        with path.open(newline="", encoding="utf-8", errors="replace") as text:
+            return max(sum(1 for row in csv.reader(text) if row) - 1, 0)
     lines = newlines + (last != b"\n")
     return max(lines - 1, 0)  # minus the header
 
