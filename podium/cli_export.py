@@ -26,7 +26,7 @@ def mlebench_jsonl(
 ) -> None:
     """One JSON line per MLE-bench run (competition_id, submission_path) on stdout: regrade with
     `mlebench grade --submission FILE --output-dir DIR`."""
-    from podium.benchmarks.export import find_run_dirs, mlebench_jsonl
+    from podium.benchmarks import find_run_dirs, mlebench_jsonl
 
     export = mlebench_jsonl(find_run_dirs(paths))
     if export.skipped:

@@ -2,6 +2,7 @@
 reference becomes a :class:`podium.interfaces.Task`, and how submissions are graded (exactly as
 MLE-bench grades)."""
 
+from podium.benchmarks.export import find_run_dirs, mlebench_jsonl
 from podium.benchmarks.folder import FolderTask, default_data_dir, load_folder_task
 from podium.benchmarks.folder_benchmark import FolderBenchmark
 from podium.benchmarks.grading import (
@@ -18,9 +19,11 @@ __all__ = [
     "FolderTask",
     "aggregate_reports",
     "default_data_dir",
+    "find_run_dirs",
     "grade_submission",
     "load_folder_task",
     "medal_thresholds",
+    "mlebench_jsonl",
     "rank_score",
     "resolve_task",
     "seed_summary",
