@@ -42,6 +42,18 @@ def task_module(folder: Path, name: str) -> ModuleType:
     return module
 
 
+def files_under(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes, by relative path (to compare two preparations)."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def grade_with(grade_module: ModuleType, submission: Any, answers: Any) -> float:
+    """A task's own ``grade(submission, answers)`` as a float."""
+    return float(grade_module.grade(submission, answers))
+
+
 def exec_solution(code: str, public_dir: Path, workspace: Path) -> str:
     """Run a solution in this process (imports already warm), in a node-like workspace; return
     what it printed. Much faster than a kernel, for tests that run many generated solutions."""

@@ -1,14 +1,19 @@
 """What every task of the bundled ``mini`` suite promises: recorded, licensed offline data, a
-leaderboard that separates weak from strong, public files without answers, and a sample
-submission that passes the format check and grades. Task-specific graders: tests/benchmarks/mini/.
-"""
+leaderboard that separates weak from strong and that its script reproduces, deterministic
+preparation, public files without answers, a sample submission that passes the format check and
+grades, and a reason for every kind of invalid submission. Each task's own test module
+(tests/benchmarks/mini/, test_mini_titanic.py) tests its grader's arithmetic and names its
+``INVALID`` submissions and its ``CHEAP_ENTRIES``, which are checked here."""
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import math
 import re
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
 import pytest
@@ -17,8 +22,9 @@ import yaml
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
 from podium.benchmarks.grading import medal_thresholds, read_leaderboard
+from podium.benchmarks.leaderboards import Prepared, prepared_data
 from podium.submission_check import check
-from tests.support import MINI
+from tests.support import MINI, files_under, task_module
 
 TASKS = sorted(p.name for p in MINI.iterdir() if (p / "config.yaml").is_file())
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -26,6 +32,23 @@ TASK_TYPES = {
     "tabular-classification", "tabular-regression", "image-classification",
     "text-classification", "time-series-forecasting",
 }  # fmt: skip
+
+
+@cache
+def task_tests(name: str) -> ModuleType:
+    """The task's own test module (it holds INVALID and CHEAP_ENTRIES)."""
+    module = "test_mini_titanic" if name == "titanic" else f"mini.test_{name.replace('-', '_')}"
+    return importlib.import_module(f"tests.benchmarks.{module}")
+
+
+@pytest.fixture(scope="module")
+def prepared(data_dir: Path) -> dict[str, Prepared]:
+    """Each task prepared once, with its grader and answers loaded."""
+    found = {}
+    for name in TASKS:
+        task = load_folder_task(MINI / name, data_dir, task_id=f"mini/{name}")
+        found[name] = prepared_data(task.folder, task.public_dir, task.private_dir)
+    return found
 
 
 @pytest.fixture(scope="module", params=TASKS)
@@ -74,6 +97,11 @@ def test_the_leaderboard_separates_weak_from_strong(name: str) -> None:
     assert board["score"].nunique() >= 30
 
 
+def test_prepare_is_deterministic(task: FolderTask, tmp_path: Path) -> None:
+    again = load_folder_task(task.folder, tmp_path, task_id=task.id)
+    assert files_under(task.public_dir.parent) == files_under(again.public_dir.parent)
+
+
 def test_public_files_hold_no_answers_and_the_sample_is_valid(task: FolderTask) -> None:
     answers = pd.read_csv(task.answers)
     id_col, *targets = list(answers.columns)
@@ -87,3 +115,27 @@ def test_public_files_hold_no_answers_and_the_sample_is_valid(task: FolderTask) 
     report = task.grade(task.sample_submission)
     assert report.valid_submission and report.score is not None and math.isfinite(report.score)
     assert not report.any_medal  # the placeholder must not medal
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [(name, kind) for name in TASKS for kind in task_tests(name).INVALID]
+)
+def test_every_kind_of_invalid_submission_is_rejected_with_a_reason(
+    name: str, kind: str, prepared: dict[str, Prepared]
+) -> None:
+    p = prepared[name]
+    make, says = task_tests(name).INVALID[kind]
+    sample = pd.read_csv(next(p.public.glob("sample_submission*.csv")))
+    with pytest.raises(ValueError, match=says) as caught:
+        p.grade_fn(make(sample), p.answers)
+    assert type(caught.value).__name__ == "InvalidSubmissionError"
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_the_leaderboard_matches_its_script(name: str, prepared: dict[str, Prepared]) -> None:
+    """The cheapest entries recomputed by make_leaderboard.py give the CSV's scores."""
+    board = pd.read_csv(MINI / name / "leaderboard.csv").set_index("teamName")["score"]
+    solutions = task_module(MINI / name, "make_leaderboard").entries()
+    assert set(solutions) == set(board.index)
+    for entry in task_tests(name).CHEAP_ENTRIES:
+        assert prepared[name].score(solutions[entry]) == board[entry], entry
