@@ -285,7 +285,9 @@ def _check_cost_budget(cfg: RunConfig, *models: Backend | None) -> None:
 
 
 SANDBOX_SCRATCH = ".sandbox"  # kernel slots, on the node directories' filesystem
-GRADE_SUMMARY_FIELDS = ("score", "valid_submission", "any_medal", "above_median", "sandboxed")
+GRADE_SUMMARY_FIELDS = (
+    "score", "valid_submission", "any_medal", "above_median", "sandboxed", "leaderboard_percentile"
+)  # fmt: skip
 
 
 def grade_best(rd: RunDir, task: Task, sandboxed: bool) -> GradeReport | None:

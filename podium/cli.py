@@ -124,7 +124,7 @@ def run(
         "exec.keep_working": keep_working or None, "plugins": plugins or None,
     }  # fmt: skip
     cfg = load_config(config, overrides or [], {k: v for k, v in flags.items() if v is not None})
-    result = api.run(cfg, on_node=print_node, on_start=_print_start)
+    result = api.run(cfg, on_node=print_node, on_start=print_start)
     _finish(result)
 
 
@@ -143,7 +143,7 @@ def resume(
         run_dir,
         {k: v for k, v in changes.items() if v is not None},
         on_node=print_node,
-        on_start=_print_start,
+        on_start=print_start,
     )
     _finish(result)
 
@@ -205,6 +205,7 @@ def plugins(plugins: Plugins = None) -> None:
 
 
 def _add_subcommands() -> None:
+    from podium.cli_bench import bench
     from podium.cli_export import export_app
     from podium.cli_models import calls_app, models_app
     from podium.cli_sandbox import sandbox_app
@@ -213,6 +214,7 @@ def _add_subcommands() -> None:
     app.add_typer(models_app, name="models")
     app.add_typer(calls_app, name="calls")
     app.add_typer(export_app, name="export")
+    app.command()(bench)
 
 
 _add_subcommands()
@@ -227,7 +229,7 @@ def version() -> None:
 # --- progress output -----------------------------------------------------------------------
 
 
-def _print_start(run: RunInfo, search: Search) -> None:
+def print_start(run: RunInfo, search: Search) -> None:
     resumed = len(search.tree)
     parts = search.parts
     out.print(f"run dir  {run.run_dir}")

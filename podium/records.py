@@ -160,7 +160,8 @@ class GradeReport(Record):
     """A submission graded on the private answers, with MLE-bench's field names.
 
     ``score`` is ``round(grade, 5)``, None when the submission is missing or invalid (``error``
-    says why). ``sandboxed`` is False when the code that wrote it ran without isolation (not
+    says why). ``leaderboard_percentile`` (0–100) is the share of leaderboard entries the score
+    strictly beats; 0 without a valid score. ``sandboxed`` is False when the code that wrote it ran without isolation (not
     clean-track), None when unknown (a file graded by hand).
     """
 
@@ -184,6 +185,7 @@ class GradeReport(Record):
     submission_path: str
     sandboxed: bool | None = None
     error: str | None = None
+    leaderboard_percentile: float | None = None  # share of entries beaten (ours, not MLE-bench's)
 
     @property
     def medal(self) -> str | None:

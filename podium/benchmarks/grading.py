@@ -169,6 +169,23 @@ def rank_score(score: float | None, scores: Sequence[float]) -> dict[str, Any]:
     return result
 
 
+def leaderboard_percentile(score: float | None, scores: Sequence[float]) -> float:
+    """The share (0–100) of leaderboard entries ``score`` strictly beats, in the board's
+    direction: a tie beats nobody, an invalid or missing score (None) beats nobody.
+
+    A finer measure than medals for comparing strategies: it moves with every improvement,
+    where a medal rate moves only when a threshold is crossed.
+    """
+    values = _checked_scores(scores)
+    if score is None:
+        return 0.0
+    if is_lower_better(values):
+        beaten = sum(score < s for s in values)
+    else:
+        beaten = sum(score > s for s in values)
+    return round(100.0 * beaten / len(values), 4)
+
+
 # --- task files ----------------------------------------------------------------------------
 
 
@@ -307,6 +324,7 @@ def grade_submission(
         submission_path=str(submission),
         sandboxed=sandboxed,
         error=error,
+        leaderboard_percentile=leaderboard_percentile(score, leaderboard),
     )
 
 

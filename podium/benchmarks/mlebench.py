@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.benchmarks.folder import FolderTask, read_description, read_registry_config, read_scores
-from podium.benchmarks.grading import LFS_PREFIX, is_lower_better
+from podium.benchmarks.grading import LFS_PREFIX, is_lower_better, leaderboard_percentile
 from podium.errors import TaskError
 from podium.interfaces import Benchmark, Task, TaskSummary
 from podium.records import GradeReport
@@ -224,7 +224,9 @@ class MLEBenchTask(FolderTask):
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
         if not self.graded_by_package:
             return super().grade(submission, sandboxed)
-        return grade_with_mlebench(self.competition_id, self.data_dir, submission, sandboxed)
+        report = grade_with_mlebench(self.competition_id, self.data_dir, submission, sandboxed)
+        percentile = leaderboard_percentile(report.score, self.leaderboard)
+        return report.model_copy(update={"leaderboard_percentile": percentile})
 
 
 def grade_with_mlebench(
