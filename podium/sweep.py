@@ -110,7 +110,23 @@ def run_config(request: SweepRequest, entry: RunEntry, run_dir: Path) -> RunConf
            "model.name": entry.model, "seed": entry.seed, "out": run_dir}  # fmt: skip
     if request.plugins:
         cli["plugins"] = list(request.plugins)
-    return load_config(request.config_file, request.overrides, cli)
+    return load_config(
+        request.config_file, scoped_overrides(request.overrides, entry.strategy), cli
+    )
+
+
+def scoped_overrides(overrides: Sequence[str], strategy: str) -> list[str]:
+    """``-o KEY=VALUE`` applies to every run; ``-o STRATEGY:KEY=VALUE`` only to that strategy's
+    (its own search parameters: ``-o greedy:search.num_drafts=3``)."""
+    kept = []
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        scope, colon, bare = key.partition(":")
+        if not colon:
+            kept.append(item)
+        elif scope.strip() == strategy:
+            kept.append(f"{bare}{sep}{value}")
+    return kept
 
 
 def sandbox_problem(cfg: RunConfig, registry: Registry) -> str | None:

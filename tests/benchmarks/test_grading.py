@@ -20,6 +20,7 @@ from podium.benchmarks.grading import (
     grade_submission,
     is_lower_better,
     load_grade_fn,
+    leaderboard_percentile,
     medal_thresholds,
     rank_score,
     read_leaderboard,
@@ -724,3 +725,36 @@ def test_spooky_author_identification_thresholds_match_mlebench() -> None:
     assert t.bronze == pytest.approx(0.29381, abs=1e-9)
     assert t.median == pytest.approx(0.418785, abs=1e-9)
     assert rank_score(0.16506, scores)["gold_medal"] is True
+
+
+@pytest.mark.parametrize(
+    ("score", "board", "percentile"),
+    [
+        (0.85, [0.9, 0.8, 0.8, 0.7], 75.0),  # higher is better: beats 0.8, 0.8, 0.7
+        (0.8, [0.9, 0.8, 0.8, 0.7], 25.0),  # a tie beats nobody
+        (0.95, [0.9, 0.8, 0.8, 0.7], 100.0),
+        (0.1, [0.9, 0.8, 0.8, 0.7], 0.0),
+        (0.15, [0.1, 0.2, 0.3], 66.6667),  # lower is better (first < last)
+        (0.3, [0.1, 0.2, 0.3], 0.0),
+        (None, [0.1, 0.2, 0.3], 0.0),  # invalid or missing: beats nobody
+    ],
+)
+def test_leaderboard_percentile_is_the_share_of_entries_strictly_beaten(
+    score: float | None, board: list[float], percentile: float
+) -> None:
+    assert leaderboard_percentile(score, board) == percentile
+
+
+def test_grade_reports_carry_the_percentile(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.csv"
+    answers.write_text("id,y\n1,1\n2,0\n")
+    submission = tmp_path / "submission.csv"
+    submission.write_text("id,y\n1,1\n2,1\n")
+
+    def accuracy(sub: pd.DataFrame, ans: pd.DataFrame) -> float:
+        return float((sub["y"] == ans["y"]).mean())
+
+    report = grade_submission("t", submission, answers, accuracy, [0.9, 0.6, 0.5, 0.4])
+    assert report.score == 0.5 and report.leaderboard_percentile == 25.0
+    missing = grade_submission("t", tmp_path / "none.csv", answers, accuracy, [0.9, 0.6])
+    assert missing.leaderboard_percentile == 0.0

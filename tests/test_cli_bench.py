@@ -1,0 +1,115 @@
+"""``podium bench`` end to end: real sweeps of real runs (baseline model, bwrap sandbox)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import podium_cli, podium_popen, processes, wait_gone
+
+pytestmark = pytest.mark.slow
+
+
+def manifest(sweep: Path) -> dict[str, Any]:
+    return dict(json.loads((sweep / "sweep.json").read_text()))
+
+
+def states(sweep: Path) -> dict[str, str]:
+    return {r["id"]: r["state"] for r in manifest(sweep)["runs"]}
+
+
+def test_a_sweep_runs_every_cell_into_ordinary_run_dirs(tmp_path: Path, data_dir: Path) -> None:
+    sweep = tmp_path / "sweep"
+    done = podium_cli(
+        "bench", "--tasks", "mini/titanic", "--strategies", "greedy,random", "--seeds", "0,3",
+        "--steps", "2", "--out", str(sweep), "--data-dir", str(data_dir),
+        "-o", "greedy:search.num_drafts=1", "-o", "exec.timeout=600", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert set(states(sweep).values()) == {"finished"} and len(states(sweep)) == 4
+    assert "4 runs = 1 tasks × 2 strategies × 1 models × 2 seeds" in done.stdout
+    assert "4/4 done, 0 running, 0 failed" in done.stdout
+    run = sweep / "runs" / "titanic.random.baseline.s3"
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["strategy"], summary["seed"], summary["steps"]) == ("random", 3, 2)
+    assert summary["sandboxed"] is True and "leaderboard_percentile" in summary["grade"]
+    assert "timeout = 600.0" in (run / "config.toml").read_text()  # -o reached every run
+    greedy = (sweep / "runs" / "titanic.greedy.baseline.s0" / "config.toml").read_text()
+    assert "num_drafts = 1" in greedy  # greedy:search.num_drafts only reached greedy's runs
+    curve = json.loads((run / "curve.json").read_text())
+    assert [p["step"] for p in curve["points"]] == [1, 2]
+    host = json.loads((run / "host.json").read_text())
+    assert host["cpus"] >= 1 and "hostname" not in host
+    assert "step  node  operator" in (run / "run.log").read_text()
+
+
+def test_a_killed_sweep_loses_nothing_and_resumes(tmp_path: Path, data_dir: Path) -> None:
+    sweep = tmp_path / "sweep"
+    driver = podium_popen(
+        "bench", "--tasks", "mini/titanic", "--seeds", "2", "--steps", "4", "--out", str(sweep),
+        "--data-dir", str(data_dir),
+    )  # fmt: skip
+    log = sweep / "runs" / "titanic.greedy.baseline.s0" / "run.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and "   1     1" not in (
+        log.read_text() if log.exists() else ""
+    ):
+        time.sleep(0.2)
+    workers = [pid for pid, (_, argv) in processes().items() if "podium.sweep_worker" in argv]
+    assert workers, "no worker was running"
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.communicate()
+    assert all(wait_gone(pid, within_s=60) for pid in workers)  # told by the kernel to stop
+    assert "running" in states(sweep).values()  # the driver had no chance to write more
+    resumed = podium_cli("bench", "--resume", str(sweep), timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(states(sweep).values()) == {"finished"}
+    assert "resuming after" in log.read_text()  # continued from its journal, not restarted
+    assert manifest(sweep)["runs"][0]["attempts"] == 2
+
+
+def test_unsandboxed_sweeps_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    refused = podium_cli(
+        "bench", "--tasks", "mini/titanic", "--sandbox", "local", "--out", str(sweep)
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == [
+        "error: refusing to sweep unsandboxed: sandbox 'local' isolates nothing",
+        "hint: runs without isolation are not clean-track; pass --allow-unsandboxed to run "
+        "them anyway (reports will say so)",
+    ]
+    assert not sweep.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tasks", "mini/nope", "--out", "x"], "error: --tasks: benchmark 'mini' has no task"),
+        (["--tasks", "mini/titanic,,mini/adult", "--out", "x"], "error: --tasks 'mini/titanic,,"),
+        (["--tasks", "nosuch", "--out", "x"], "error: unknown benchmark 'nosuch'"),
+        (["--tasks", "mini", "--seeds", "0", "--out", "x"], "error: --seeds '0': expected a"),
+        (["--tasks", "mini", "--strategies", "greedy,no", "--out", "x"], "error: unknown strategy"),
+        (["--tasks", "mini", "--strategies", "greedy,random", "-o", "search.num_drafts=2",
+          "--out", "x"], "error: search.num_drafts: unknown key"),
+        (["--tasks", "mini", "--models", "nope/x", "--out", "x"], "error: unknown"),
+        (["--tasks", "mini"], "error: a new sweep needs --tasks and --out"),
+        (["--resume", "x", "--steps", "3"], "error: --resume continues a sweep as it was planned"),
+        (["--resume", "nowhere"], "error: nowhere is not a sweep directory"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = podium_cli("bench", *args, cwd=tmp_path)
+    assert result.returncode != 0
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(message), result.stderr
+    assert len(lines) <= 2 and "Traceback" not in result.stderr
+    assert not (tmp_path / "x").exists()
