@@ -206,6 +206,7 @@ def plugins(plugins: Plugins = None) -> None:
 
 def _add_subcommands() -> None:
     from podium.cli_bench import bench
+    from podium.cli_compare import compare
     from podium.cli_export import export_app
     from podium.cli_models import calls_app, models_app
     from podium.cli_sandbox import sandbox_app
@@ -215,6 +216,7 @@ def _add_subcommands() -> None:
     app.add_typer(calls_app, name="calls")
     app.add_typer(export_app, name="export")
     app.command()(bench)
+    app.command()(compare)
 
 
 _add_subcommands()

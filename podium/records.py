@@ -160,9 +160,9 @@ class GradeReport(Record):
     """A submission graded on the private answers, with MLE-bench's field names.
 
     ``score`` is ``round(grade, 5)``, None when the submission is missing or invalid (``error``
-    says why). ``leaderboard_percentile`` (0–100) is the share of leaderboard entries the score
-    strictly beats; 0 without a valid score. ``sandboxed`` is False when the code that wrote it ran without isolation (not
-    clean-track), None when unknown (a file graded by hand).
+    says why). ``sandboxed`` is False when the code that wrote it ran without isolation (not
+    clean-track), None when unknown (a file graded by hand). ``leaderboard_percentile``
+    (0–100) is the share of leaderboard entries the score strictly beats; 0 without a score.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -47,6 +47,9 @@ def test_a_sweep_runs_every_cell_into_ordinary_run_dirs(tmp_path: Path, data_dir
     host = json.loads((run / "host.json").read_text())
     assert host["cpus"] >= 1 and "hostname" not in host
     assert "step  node  operator" in (run / "run.log").read_text()
+    report = json.loads((sweep / "report" / "summary.json").read_text())  # written at the end
+    assert report["format"] == "podium-report/1"
+    assert (sweep / "report" / "percentile_vs_step.png").is_file()
 
 
 def test_a_killed_sweep_loses_nothing_and_resumes(tmp_path: Path, data_dir: Path) -> None:

@@ -1,0 +1,249 @@
+"""One run dir → one typed :class:`Run` record: what a report needs, read once.
+
+A run dir (see ``podium.scaffolds.rundir``) holds ``summary.json`` (the outcome), ``config.toml``
+(the resolved config), ``grade.json`` once graded (MLE-bench's report plus
+``leaderboard_percentile``), and, when a sweep ran it, ``curve.json`` (best-so-far percentile per
+step) and ``host.json`` (the machine). Only ``summary.json`` is required; the others may be
+missing (an ungraded task, a run made by ``podium run``), never corrupt: a file that exists but
+cannot be parsed is a UserError naming it.
+
+Grades: ``grade.json`` wins over the ``grade`` section of ``summary.json`` (which holds fewer
+fields). A run's grade counts only when the run finished: a failed, interrupted or still-running
+run counts as no medal, invalid, percentile 0 (:meth:`Run.outcome`), as MLE-bench counts a run
+without a result, so failures cannot flatter a strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from podium.benchmarks.reports.files import read_object, read_optional_object, read_toml
+from podium.errors import UserError
+
+SUMMARY = "summary.json"
+GRADE = "grade.json"
+CURVE = "curve.json"
+HOST = "host.json"
+CONFIG = "config.toml"
+BEST_SUBMISSION = Path("best") / "submission.csv"
+
+MEDALS = ("gold", "silver", "bronze")
+# The boolean outcomes a report counts, named after GradeReport's fields.
+OUTCOMES = (
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "valid_submission",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One cell of a sweep's grid: the run of ``strategy`` with ``model`` on ``task``, ``seed``."""
+
+    strategy: str
+    model: str
+    task: str
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.task} / {self.strategy} / {self.model} / seed {self.seed}"
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """After ``step`` finished nodes (``elapsed_s`` into the run): the leaderboard percentile of
+    the best node so far (by validation metric), 0 before any good node."""
+
+    step: int
+    elapsed_s: float
+    percentile: float
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run dir as a report sees it. ``leaderboard_percentile`` is None when the grade did not
+    record one (an invalid submission's is 0, see :meth:`percentile`)."""
+
+    path: Path
+    task: str
+    competition_id: str
+    complexity: str | None
+    strategy: str
+    model: str
+    review_model: str | None
+    seed: int
+    status: str  # finished | failed | interrupted | running
+    sandbox: str | None
+    sandboxed: bool | None
+    obfuscated_description: bool | None
+    podium_version: str | None
+    graded: bool
+    score: float | None
+    any_medal: bool
+    gold_medal: bool
+    silver_medal: bool
+    bronze_medal: bool
+    valid_submission: bool
+    above_median: bool
+    submission_exists: bool
+    leaderboard_percentile: float | None
+    input_tokens: int
+    output_tokens: int
+    usd: float
+    elapsed_s: float
+    nodes: int
+    buggy: int
+    budget: dict[str, Any]
+    config: dict[str, Any]
+    host: dict[str, Any] | None
+    curve: tuple[CurvePoint, ...] | None
+
+    @property
+    def cell(self) -> Cell:
+        return Cell(self.strategy, self.model, self.task, self.seed)
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def medal(self) -> str | None:
+        return next((m for m in MEDALS if getattr(self, f"{m}_medal")), None)
+
+    def outcome(self, field: str) -> bool:
+        """One of :data:`OUTCOMES`, counted only for a finished run."""
+        if field not in OUTCOMES:
+            raise ValueError(f"unknown outcome {field!r}")
+        return self.finished and bool(getattr(self, field))
+
+    def percentile(self) -> float:
+        """The leaderboard percentile a report counts: 0 unless the run finished with a valid
+        submission (and 0 when its grade recorded none; :func:`load_run`'s caller notes it)."""
+        if not self.outcome("valid_submission"):
+            return 0.0
+        return self.leaderboard_percentile or 0.0
+
+
+def is_run_summary(data: dict[str, Any]) -> bool:
+    """A run's summary.json, not another summary.json (a report's own has ``format``)."""
+    return "format" not in data and "status" in data
+
+
+def load_run(path: Path, summary: dict[str, Any] | None = None) -> Run:
+    """Read the run dir ``path`` (``summary`` when the caller already read summary.json).
+
+    Raises UserError naming the file for an unreadable or malformed file.
+    """
+    summary = summary if summary is not None else read_object(path / SUMMARY)
+    grade = {**(summary.get("grade") or {}), **(read_optional_object(path / GRADE) or {})}
+    try:
+        return _record(path, summary, grade)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise UserError(
+            f"{path / SUMMARY} is not a Podium run summary ({exc})",
+            hint="a run dir's summary.json is written by podium run",
+        ) from None
+
+
+def _record(path: Path, summary: dict[str, Any], grade: dict[str, Any]) -> Run:
+    usage = summary.get("usage") or {}
+    medal = grade.get("medal")
+    return Run(
+        path=path,
+        task=_required(summary, "task"),
+        competition_id=str(summary.get("competition_id") or summary["task"]),
+        complexity=_optional_str(summary.get("complexity")),
+        strategy=_required(summary, "strategy"),
+        model=_required(summary, "model"),
+        review_model=_optional_str(summary.get("review_model")),
+        seed=int(summary.get("seed") or 0),
+        status=str(summary.get("status") or "running"),
+        sandbox=_optional_str(summary.get("sandbox")),
+        sandboxed=_sandboxed(summary, grade),
+        obfuscated_description=_optional_bool(summary.get("obfuscated_description")),
+        podium_version=_optional_str((summary.get("versions") or {}).get("podium")),
+        graded=bool(grade),
+        score=_optional_float(grade.get("score")),
+        any_medal=bool(grade.get("any_medal", medal is not None)),
+        gold_medal=bool(grade.get("gold_medal", medal == "gold")),
+        silver_medal=bool(grade.get("silver_medal", medal == "silver")),
+        bronze_medal=bool(grade.get("bronze_medal", medal == "bronze")),
+        valid_submission=bool(grade.get("valid_submission", False)),
+        above_median=bool(grade.get("above_median", False)),
+        submission_exists=_submission_exists(path, grade),
+        leaderboard_percentile=_optional_float(grade.get("leaderboard_percentile")),
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+        usd=float(usage.get("cost_usd") or 0.0),
+        elapsed_s=float(summary.get("elapsed_s") or 0.0),
+        nodes=int(summary.get("steps") or 0),
+        buggy=int(summary.get("buggy_nodes") or 0),
+        budget=dict(summary.get("budget") or {}),
+        config=read_toml(path / CONFIG),
+        host=read_optional_object(path / HOST),
+        curve=_curve(path / CURVE),
+    )
+
+
+def _required(summary: dict[str, Any], key: str) -> str:
+    value = summary.get(key)
+    if value is None or value == "":
+        raise ValueError(f"no {key!r}")
+    return str(value)
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _optional_bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _sandboxed(summary: dict[str, Any], grade: dict[str, Any]) -> bool | None:
+    """The run's isolation; a grade that says its code ran unsandboxed overrides a summary."""
+    value = summary.get("sandboxed")
+    if grade.get("sandboxed") is False:
+        return False
+    return _optional_bool(value if value is not None else grade.get("sandboxed"))
+
+
+def _submission_exists(path: Path, grade: dict[str, Any]) -> bool:
+    if "submission_exists" in grade:
+        return bool(grade["submission_exists"])
+    return bool(grade.get("valid_submission")) or (path / BEST_SUBMISSION).is_file()
+
+
+def _curve(path: Path) -> tuple[CurvePoint, ...] | None:
+    data = read_optional_object(path)
+    if data is None:
+        return None
+    try:
+        points = [
+            CurvePoint(
+                step=int(p["step"]),
+                elapsed_s=float(p.get("elapsed_s") or 0.0),
+                percentile=float(p.get("percentile") or 0.0),
+            )
+            for p in data.get("points") or []
+        ]
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise UserError(
+            f"{path} is not a curve file ({type(exc).__name__}: {exc})",
+            hint="curve.json holds {'points': [{'step', 'elapsed_s', 'percentile'}, ...]}",
+        ) from None
+    return tuple(sorted(points, key=lambda p: p.step))
