@@ -10,6 +10,7 @@ agent.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from podium.records import GradeReport, Node
@@ -23,7 +24,6 @@ def best_so_far_curve(
     """``curve.json``: one point per finished node, in step order (see the sweep contract in
     docs/benchmarks.md). Each distinct best node is graded once."""
     done = sorted((n for n in nodes if n.step is not None), key=lambda n: n.step or 0)
-    start = min((n.created_at for n in done), default=None)
     graded: dict[int, GradeReport | None] = {}
     best: Node | None = None
     points = []
@@ -39,11 +39,10 @@ def best_so_far_curve(
             if best.id not in graded:
                 graded[best.id] = grade(best)
             report = graded[best.id]
-        finished = node.finished_at or node.created_at
         points.append({
             "step": node.step,
             "node_id": node.id,
-            "elapsed_s": round((finished - start).total_seconds(), 3) if start else 0.0,
+            "elapsed_s": round(busy_seconds(done, node.finished_at or node.created_at), 3),
             "best_node_id": best.id if best else None,
             "score": report.score if report else None,
             "percentile": (report.leaderboard_percentile or 0.0) if report else 0.0,
@@ -54,3 +53,19 @@ def best_so_far_curve(
         "leaderboard_entries": leaderboard_entries,
         "points": points,
     }
+
+
+def busy_seconds(nodes: Sequence[Node], until: datetime) -> float:
+    """Seconds before ``until`` during which at least one of ``nodes`` was in flight: the
+    run's working time, without the hours a killed run sat waiting for ``podium resume``."""
+    spans = sorted((n.created_at, min(n.finished_at or n.created_at, until)) for n in nodes)
+    total, reach = 0.0, None
+    for start, end in spans:
+        if start >= until:
+            break
+        if reach is not None and start < reach:
+            start = reach
+        if end > start:
+            total += (end - start).total_seconds()
+            reach = end
+    return total

@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from podium.benchmarks.sweeps import best_so_far_curve
+from podium.benchmarks.sweeps.curve import busy_seconds
 from podium.records import GradeReport, Metric, Node, NodeState, utcnow
 
 START = utcnow()
@@ -43,7 +44,7 @@ def test_each_step_scores_the_best_node_by_validation_metric_so_far() -> None:
     assert [p["best_node_id"] for p in points] == [None, 2, 2, 4]
     assert [p["percentile"] for p in points] == [0.0, 40.0, 40.0, 90.0]
     assert [p["score"] for p in points] == [None, 0.71, 0.71, 0.95]
-    assert [p["elapsed_s"] for p in points] == [5.0, 15.0, 25.0, 35.0]
+    assert [p["elapsed_s"] for p in points] == [5.0, 10.0, 15.0, 20.0]  # idle gaps left out
     assert graded == [2, 4]  # each best node is graded once; node 3 never
     assert curve["leaderboard_entries"] == 7 and curve["lower_is_better"] is False
 
@@ -60,3 +61,16 @@ def test_an_ungradable_task_gives_a_curve_without_scores() -> None:
         "step": 1, "node_id": 1, "elapsed_s": 0, "best_node_id": 1, "score": None,
         "percentile": 0.0, "medal": None,
     }  # fmt: skip
+
+
+def test_elapsed_time_counts_only_time_with_a_node_in_flight() -> None:
+    """Two workers overlap; then the run sat killed for an hour before it was resumed."""
+
+    def span(node_id: int, start: float, end: float) -> Node:
+        return node(node_id, node_id, 0.5).model_copy(update={
+            "created_at": START + timedelta(seconds=start),
+            "finished_at": START + timedelta(seconds=end)})  # fmt: skip
+
+    nodes = [span(1, 0, 10), span(2, 4, 12), span(3, 3600, 3605)]
+    at = [busy_seconds(nodes, n.finished_at or START) for n in nodes]
+    assert at == [10.0, 12.0, 17.0]
