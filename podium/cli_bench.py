@@ -132,7 +132,8 @@ def bench(
 
 
 def _describe(info: dict[str, object]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in info.items() if k != "name") + f" ({info['name']})"
+    shown = ", ".join(f"{k} {v}" for k, v in info.items() if k != "name" and v is not None)
+    return f"{info['name']}: {shown}"
 
 
 def _run_with_progress(sweep: Any, executor: Any, retry_failed: bool) -> bool:

@@ -23,11 +23,13 @@ from podium import __version__
 from podium.api import build_strategy, load_registry
 from podium.benchmarks.sweeps import (
     MANIFEST,
+    EventCallback,
     Executor,
     Grid,
     Job,
     LocalExecutor,
     Manifest,
+    RayExecutor,
     RunEntry,
     Sweep,
     check_unique_ids,
@@ -37,7 +39,6 @@ from podium.benchmarks.sweeps import (
     new_runs,
     reconcile,
 )
-from podium.benchmarks.sweeps.driver import EventCallback
 from podium.config import RunConfig, load_config
 from podium.errors import UserError
 from podium.plugins import Registry
@@ -233,8 +234,6 @@ def make_executor(request: ExecutorRequest, workers: int) -> Executor:
             )
         return LocalExecutor(request.parallel, cpus, request.gpus_per_run)
     if request.name == "ray":
-        from podium.benchmarks.sweeps.ray_executor import RayExecutor
-
         ray: Executor = RayExecutor(request.address, cpus, request.gpus_per_run, request.parallel)
         return ray
     raise UserError(f"unknown executor {request.name!r}", hint="executors: local, ray")

@@ -77,6 +77,28 @@ def test_a_killed_sweep_loses_nothing_and_resumes(tmp_path: Path, data_dir: Path
     assert manifest(sweep)["runs"][0]["attempts"] == 2
 
 
+def test_a_ray_sweep_ships_each_run_dir_back(tmp_path: Path, data_dir: Path) -> None:
+    """A local Ray instance: each run executes in a directory of the Ray worker's own and its
+    run dir comes back into the sweep (no shared filesystem assumed)."""
+    sweep = tmp_path / "sweep"
+    done = podium_cli(
+        "bench", "--executor", "ray", "--tasks", "mini/titanic", "--seeds", "2", "--steps", "2",
+        "--out", str(sweep), "--data-dir", str(data_dir), "--no-report", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "executor ray: " in done.stdout
+    assert manifest(sweep)["executor"]["name"] == "ray"
+    assert set(states(sweep).values()) == {"finished"}
+    for seed in (0, 1):
+        run = sweep / "runs" / f"titanic.greedy.baseline.s{seed}"
+        assert {"summary.json", "journal.sqlite", "curve.json", "host.json", "run.log"} <= {
+            p.name for p in run.iterdir()
+        }
+        ran_in = (run / "config.toml").read_text().split("out = ")[1].splitlines()[0]
+        assert str(sweep) not in ran_in  # the run wrote on the worker's side
+        assert (run / "best" / "submission.csv").is_file()
+
+
 def test_unsandboxed_sweeps_are_refused_before_anything_is_written(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     refused = podium_cli(

@@ -2,7 +2,7 @@
 that run it (local processes, Ray), and what a run leaves for the reports (its curve)."""
 
 from podium.benchmarks.sweeps.curve import best_so_far_curve
-from podium.benchmarks.sweeps.driver import Sweep, drive
+from podium.benchmarks.sweeps.driver import EventCallback, Sweep, drive
 from podium.benchmarks.sweeps.executor import (
     EXIT_FAILED,
     EXIT_FINISHED,
@@ -32,6 +32,7 @@ from podium.benchmarks.sweeps.manifest import (
 )
 from podium.benchmarks.sweeps.manifest import load as load_manifest
 from podium.benchmarks.sweeps.progress import event_line, grid_table, totals_line
+from podium.benchmarks.sweeps.ray_executor import RayExecutor  # imports Ray only when used
 
 __all__ = [
     "EXIT_FAILED",
@@ -40,11 +41,13 @@ __all__ = [
     "EXIT_REFUSED",
     "LOG_NAME",
     "MANIFEST",
+    "EventCallback",
     "Executor",
     "Grid",
     "Job",
     "LocalExecutor",
     "Manifest",
+    "RayExecutor",
     "RunEntry",
     "RunState",
     "Sweep",
