@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
@@ -24,6 +24,9 @@ from podium.cli import (
     out,
 )
 from podium.errors import UserError
+
+if TYPE_CHECKING:
+    from podium.benchmarks.sweeps import Executor, RunEntry, Sweep
 
 Strategies = Annotated[
     str, typer.Option("--strategies", help="Comma list: greedy,mcts,evolutionary.")
@@ -106,6 +109,9 @@ def bench(
                 hint="drop the run options, or start a new sweep with --out",
             )
         sweep = sw.open_sweep(resume)
+        gpus = int(sweep.manifest.executor.get("gpus_per_run", 0))
+        ex = sw.ExecutorRequest(executor, parallel, cpus_per_run, gpus, address)
+        ex_obj = sw.make_executor(ex, sw.planned_workers(sweep))
     else:
         if tasks is None or out_dir is None:
             raise UserError(
@@ -116,15 +122,10 @@ def bench(
             parse_seeds(seeds), run_options, overrides or [], config, plugins or [],
             allow_unsandboxed,
         )  # fmt: skip
-        sweep = sw.plan(out_dir, request, ex)
+        planned = sw.plan(out_dir, request, ex)
+        ex_obj = sw.make_executor(ex, planned.workers)  # its errors come before any file
+        sweep = sw.create(planned, ex)
     m = sweep.manifest
-    run_workers = int(m.run_options.get("workers", 1))
-    ex_obj = sw.make_executor(
-        sw.ExecutorRequest(
-            executor, parallel, cpus_per_run, m.executor.get("gpus_per_run", gpus_per_run), address
-        ),
-        run_workers,
-    )
     out.print(f"sweep    {sweep.root}   {describe_grid(m.grid)}")
     out.print(f"executor {_describe(ex_obj.describe())}")
     completed = _run_with_progress(sweep, ex_obj, retry_failed)
@@ -136,27 +137,27 @@ def _describe(info: dict[str, object]) -> str:
     return f"{info['name']}: {shown}"
 
 
-def _run_with_progress(sweep: Any, executor: Any, retry_failed: bool) -> bool:
+def _run_with_progress(sweep: Sweep, executor: Executor, retry_failed: bool) -> bool:
     from podium import sweep as sw
     from podium.benchmarks.sweeps import event_line, grid_table
 
     m = sweep.manifest
     if not out.is_terminal:
 
-        def on_event(kind: str, entry: Any) -> None:
+        def on_event(kind: str, entry: RunEntry) -> None:
             out.print(escape(event_line(kind, entry, m)))
 
         return sw.execute(sweep, executor, on_event, retry_failed)
     with Live(grid_table(m), console=out, refresh_per_second=2, transient=False) as live:
 
-        def on_live_event(kind: str, entry: Any) -> None:
+        def on_live_event(kind: str, entry: RunEntry) -> None:
             live.console.print(escape(event_line(kind, entry, m)))
             live.update(grid_table(m))
 
         return sw.execute(sweep, executor, on_live_event, retry_failed)
 
 
-def _finish(sweep: Any, completed: bool, report: bool) -> None:
+def _finish(sweep: Sweep, completed: bool, report: bool) -> None:
     from podium.benchmarks.sweeps import RunState, grid_table, totals_line
 
     m = sweep.manifest

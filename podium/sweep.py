@@ -27,6 +27,7 @@ from podium.benchmarks.sweeps import (
     Executor,
     Grid,
     Job,
+    JobFactory,
     LocalExecutor,
     Manifest,
     RayExecutor,
@@ -150,9 +151,24 @@ def refuse_unsandboxed(cfg: RunConfig, registry: Registry) -> None:
         )
 
 
-def plan(out: Path, request: SweepRequest, executor: ExecutorRequest) -> Sweep:
-    """Check everything, then create the sweep dir: the manifest and one planned run dir per
-    cell. Nothing is written when any run's config is invalid."""
+@dataclass(frozen=True)
+class Plan:
+    """A checked sweep, not yet on disk: every run's resolved config."""
+
+    out: Path
+    request: SweepRequest
+    grid: Grid
+    entries: list[RunEntry]
+    configs: list[RunConfig]
+
+    @property
+    def workers(self) -> int:
+        return max(cfg.workers for cfg in self.configs)
+
+
+def plan(out: Path, request: SweepRequest, executor: ExecutorRequest) -> Plan:
+    """Check everything a sweep needs before anything is written: the directory, the tasks,
+    every run's config (strategy parameters, models and keys, the sandbox)."""
     if (out / MANIFEST).exists():
         raise UserError(
             f"{out} already holds a sweep", hint=f"continue it: podium bench --resume {out}"
@@ -166,22 +182,38 @@ def plan(out: Path, request: SweepRequest, executor: ExecutorRequest) -> Sweep:
     entries = new_runs(grid)
     configs = [run_config(request, e, (out / e.path).resolve()) for e in entries]
     _check_configs(configs, registry, request, executor)
+    return Plan(out, request, grid, entries, configs)
+
+
+def create(planned: Plan, executor: ExecutorRequest) -> Sweep:
+    """Write the sweep dir: the manifest and one run dir per cell, holding its ``plan.json``."""
+    request = planned.request
     manifest = Manifest(
-        podium_version=__version__, tasks_spec=request.tasks, grid=grid,
+        podium_version=__version__, tasks_spec=request.tasks, grid=planned.grid,
         run_options={k: _plain(v) for k, v in request.run_options.items()},
         overrides=list(request.overrides),
         config_file=str(request.config_file) if request.config_file else None,
         plugins=list(request.plugins), allow_unsandboxed=request.allow_unsandboxed,
         executor={"name": executor.name, "gpus_per_run": executor.gpus_per_run},
-        hardware=describe_host(), runs=entries,
+        hardware=describe_host(), runs=planned.entries,
     )  # fmt: skip
-    sweep = Sweep(out, manifest)
-    for entry, cfg in zip(entries, configs, strict=True):
+    sweep = Sweep(planned.out, manifest)
+    for entry, cfg in zip(planned.entries, planned.configs, strict=True):
         run_dir = sweep.run_dir(entry)
         run_dir.mkdir(parents=True)
         write_plan(run_dir, cfg, request.allow_unsandboxed, executor.gpus_per_run)
     sweep.save()
     return sweep
+
+
+def planned_workers(sweep: Sweep) -> int:
+    """The workers of the sweep's runs (each run's CPUs by default), from their plans."""
+    workers = [1]
+    for entry in sweep.manifest.runs:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            plan_data = json.loads((sweep.run_dir(entry) / PLAN).read_text(encoding="utf-8"))
+            workers.append(int(plan_data["config"].get("workers", 1)))
+    return max(workers)
 
 
 def _plain(value: Any) -> Any:
@@ -239,7 +271,7 @@ def make_executor(request: ExecutorRequest, workers: int) -> Executor:
     raise UserError(f"unknown executor {request.name!r}", hint="executors: local, ray")
 
 
-def job_factory(cpus: float, gpus: int) -> Any:
+def job_factory(cpus: float, gpus: int) -> JobFactory:
     def make(entry: RunEntry, run_dir: Path) -> Job:
         return Job(run_id=entry.id, run_dir=run_dir, cpus=cpus, gpus=gpus)
 

@@ -117,6 +117,8 @@ def test_unsandboxed_sweeps_are_refused_before_anything_is_written(tmp_path: Pat
     ("args", "message"),
     [
         (["--tasks", "mini/nope", "--out", "x"], "error: --tasks: benchmark 'mini' has no task"),
+        (["--tasks", "mini", "--gpus-per-run", "64", "--out", "x"], "error: --gpus-per-run 64:"),
+        (["--tasks", "mini", "--executor", "slurm", "--out", "x"], "error: unknown executor"),
         (["--tasks", "mini/titanic,,mini/adult", "--out", "x"], "error: --tasks 'mini/titanic,,"),
         (["--tasks", "nosuch", "--out", "x"], "error: unknown benchmark 'nosuch'"),
         (["--tasks", "mini", "--seeds", "0", "--out", "x"], "error: --seeds '0': expected a"),

@@ -4,7 +4,6 @@ worker is a stand-in script (the real worker runs a whole Podium run)."""
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,5 +46,3 @@ def script(tmp_path: Path, body: str, name: str = "worker.py") -> Path:
     )
     return path
 
-
-PYTHON = sys.executable
