@@ -2,7 +2,7 @@
 that run it (local processes, Ray), and what a run leaves for the reports (its curve)."""
 
 from podium.benchmarks.sweeps.curve import best_so_far_curve
-from podium.benchmarks.sweeps.driver import EventCallback, Sweep, drive
+from podium.benchmarks.sweeps.driver import EventCallback, JobFactory, Sweep, drive
 from podium.benchmarks.sweeps.executor import (
     EXIT_FAILED,
     EXIT_FINISHED,
@@ -45,6 +45,7 @@ __all__ = [
     "Executor",
     "Grid",
     "Job",
+    "JobFactory",
     "LocalExecutor",
     "Manifest",
     "RayExecutor",

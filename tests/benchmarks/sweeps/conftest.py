@@ -45,4 +45,3 @@ def script(tmp_path: Path, body: str, name: str = "worker.py") -> Path:
         "import os, sys, signal, time, json, pathlib\nrun_dir = pathlib.Path(sys.argv[1])\n" + body
     )
     return path
-
