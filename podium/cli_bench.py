@@ -158,13 +158,11 @@ def _run_with_progress(sweep: Sweep, executor: Executor, retry_failed: bool) -> 
 
 
 def _finish(sweep: Sweep, completed: bool, report: bool) -> None:
-    from podium.benchmarks.sweeps import RunState, grid_table, totals_line
+    from podium.benchmarks.sweeps import RunState, grid_table
 
     m = sweep.manifest
-    if not out.is_terminal:
+    if not out.is_terminal:  # on a terminal the live grid stays on screen
         out.print(grid_table(m))
-    else:
-        out.print(totals_line(m))
     failed = [e for e in m.runs if e.state is RunState.FAILED]
     for entry in failed[:10]:
         log = sweep.root / entry.path / "run.log"

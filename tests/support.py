@@ -28,6 +28,7 @@ TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 TOY_SESSION = REPO / "tests" / "data" / "toy_session.jsonl"
 MINI = REPO / "podium" / "benchmarks" / "mini"
 TITANIC = MINI / "titanic"
+MLEBENCH_FIXTURE = REPO / "tests" / "fixtures" / "mlebench"  # a registry + data, MLE-bench's layout
 UNPRIVILEGED_USER = "podium-tester"  # made by scripts/unprivileged-venv when tests run as root
 
 

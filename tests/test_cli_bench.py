@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import podium_cli, podium_popen, processes, wait_gone
+from tests.support import MLEBENCH_FIXTURE, cli_env, podium_cli, podium_popen, processes, wait_gone
 
 pytestmark = pytest.mark.slow
 
@@ -99,6 +99,24 @@ def test_a_ray_sweep_ships_each_run_dir_back(tmp_path: Path, data_dir: Path) -> 
         assert (run / "best" / "submission.csv").is_file()
 
 
+def test_a_sweep_of_mlebench_tasks_reports_each_complexity_split(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    tasks = "mlebench/tiny-iris-species,mlebench/tiny-house-values"  # low, medium
+    done = podium_cli(
+        "bench", "--tasks", tasks, "--strategies", "greedy,random", "--steps", "1",
+        "--out", str(sweep), "--data-dir", str(MLEBENCH_FIXTURE / "data"), timeout=300,
+        env=cli_env(MLEBENCH_REPO=str(MLEBENCH_FIXTURE)),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((sweep / "report" / "summary.json").read_text())
+    for group in report["groups"]:
+        assert set(group["splits"]) == {"all", "low", "medium"}
+        assert group["splits"]["low"]["runs"]["expected"] == 1
+        assert group["splits"]["all"]["runs"]["expected"] == 2
+    summary_md = (sweep / "report" / "summary.md").read_text()
+    assert "low" in summary_md and "medium" in summary_md
+
+
 def test_unsandboxed_sweeps_are_refused_before_anything_is_written(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     refused = podium_cli(
@@ -111,6 +129,21 @@ def test_unsandboxed_sweeps_are_refused_before_anything_is_written(tmp_path: Pat
         "them anyway (reports will say so)",
     ]
     assert not sweep.exists()
+
+
+def test_allowed_unsandboxed_runs_are_stamped_and_reported(tmp_path: Path, data_dir: Path) -> None:
+    sweep = tmp_path / "sweep"
+    done = podium_cli(
+        "bench", "--tasks", "mini/titanic", "--steps", "1", "--sandbox", "local",
+        "--allow-unsandboxed", "--out", str(sweep), "--data-dir", str(data_dir), timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = sweep / "runs" / "titanic.greedy.baseline.s0"
+    assert json.loads((run / "summary.json").read_text())["sandboxed"] is False
+    assert (
+        "NOT clean-track: 1 of 1 runs ran unsandboxed"
+        in (sweep / "report" / "summary.md").read_text()
+    )
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from podium.benchmarks.mlebench import MLEBench, MLEBenchTask, package_repo
 from podium.errors import TaskError
 from podium.interfaces import Benchmark
 from tests.support import (
-    REPO,
+    MLEBENCH_FIXTURE,
     cli_env,
     node_answers,
     podium_cli,
@@ -30,7 +30,7 @@ from tests.support import (
     write_script,
 )
 
-FIXTURE = REPO / "tests" / "fixtures" / "mlebench"
+FIXTURE = MLEBENCH_FIXTURE
 DATA = FIXTURE / "data"
 IRIS = "tiny-iris-species"
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from podium.benchmarks.sweeps.grid import task_slug
 from podium.benchmarks.sweeps.manifest import Manifest, RunEntry, RunState
@@ -29,7 +31,7 @@ def mark(entry: RunEntry) -> str:
     return STATE_MARKS[entry.state]
 
 
-def grid_table(manifest: Manifest) -> Table:
+def grid_table(manifest: Manifest) -> RenderableType:
     grid = manifest.grid
     columns = [(s, m) for s in grid.strategies for m in grid.models]
     table = Table(box=None, pad_edge=False, show_edge=False)
@@ -42,9 +44,7 @@ def grid_table(manifest: Manifest) -> Table:
     for task in grid.tasks:
         row = ["".join(cells.get((task, s, m), [])) for s, m in columns]
         table.add_row(task_slug(task), *row)
-    table.caption = totals_line(manifest)
-    table.caption_justify = "left"
-    return table
+    return Group(table, Text(totals_line(manifest)))  # not a caption: it would wrap
 
 
 def totals_line(manifest: Manifest) -> str:
