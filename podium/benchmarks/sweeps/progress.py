@@ -48,16 +48,19 @@ def grid_table(manifest: Manifest) -> RenderableType:
 
 
 def totals_line(manifest: Manifest) -> str:
+    """``5/32 done, 2 running, 1 failed; medals 4 (gold 1, silver 2, bronze 1)``: failed and
+    interrupted only when there are some, so the line fits a terminal."""
     counts = manifest.counts()
     medals = Counter(e.medal for e in manifest.runs if e.state is RunState.FINISHED and e.medal)
-    done = counts[RunState.FINISHED]
-    text = (
-        f"{done}/{len(manifest.runs)} done, {counts[RunState.RUNNING]} running, "
-        f"{counts[RunState.FAILED]} failed, {counts[RunState.INTERRUPTED]} interrupted; "
-        f"medals {sum(medals.values())} (gold {medals['gold']}, silver {medals['silver']}, "
-        f"bronze {medals['bronze']})"
+    parts = [f"{counts[RunState.FINISHED]}/{len(manifest.runs)} done",
+             f"{counts[RunState.RUNNING]} running"]  # fmt: skip
+    parts += [
+        f"{counts[s]} {s.value}" for s in (RunState.FAILED, RunState.INTERRUPTED) if counts[s]
+    ]
+    return (
+        f"{', '.join(parts)}; medals {sum(medals.values())} "
+        f"(gold {medals['gold']}, silver {medals['silver']}, bronze {medals['bronze']})"
     )
-    return text
 
 
 def event_line(kind: str, entry: RunEntry, manifest: Manifest) -> str:

@@ -22,7 +22,7 @@ def test_the_grid_shows_one_mark_per_seed_and_the_totals(manifest: Manifest) -> 
     assert lines[:3] == ["task  greedy", "a     G+", "b     >x"]
     assert lines[3] == totals_line(manifest)
     assert totals_line(manifest) == (
-        "2/4 done, 1 running, 1 failed, 0 interrupted; medals 1 (gold 1, silver 0, bronze 0)"
+        "2/4 done, 1 running, 1 failed; medals 1 (gold 1, silver 0, bronze 0)"
     )
 
 
