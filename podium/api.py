@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
 import signal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +40,7 @@ from podium.records import GradeReport, Message, ModelRequest, Node
 from podium.scaffolds import Journal, LoopSettings, Prompts, RunDir, Search, SearchParts
 from podium.scaffolds.rundir import SUBMISSION
 from podium.scaffolds.summary import summarize
+from podium.signals import two_stage_stop
 
 log = logging.getLogger("podium")
 
@@ -417,20 +417,10 @@ def _call_hook(pm: PodiumPluginManager, name: str, **kwargs: Any) -> None:
         log.warning("a plugin's %s hook failed: %s: %s", name, type(exc).__name__, exc)
 
 
-@contextlib.contextmanager
-def _stop_on_signals(search: Search) -> Iterator[None]:
-    """First SIGINT/SIGTERM: stop, marking nodes in flight interrupted. Second: exit now.
+def _stop_on_signals(search: Search) -> contextlib.AbstractContextManager[None]:
+    """First SIGINT/SIGTERM: stop, marking nodes in flight interrupted. Second: exit now."""
 
-    Exiting at once is safe: every journal write is a transaction, so the run stays resumable.
-    """
-    loop = asyncio.get_running_loop()
-    hits = 0
-
-    def on_signal(signum: int) -> None:
-        nonlocal hits
-        hits += 1
-        if hits > 1:
-            os._exit(128 + signum)
+    def stop(signum: int) -> None:
         log.warning(
             "stopping (%s): nodes in flight are marked interrupted; "
             "press Ctrl-C again to quit at once",
@@ -438,15 +428,4 @@ def _stop_on_signals(search: Search) -> Iterator[None]:
         )
         search.request_stop("interrupted")
 
-    installed = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, on_signal, sig)
-            installed.append(sig)
-        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
-            pass
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+    return two_stage_stop(stop)

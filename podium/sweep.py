@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +42,7 @@ from podium.config import RunConfig, load_config
 from podium.errors import UserError
 from podium.plugins import Registry
 from podium.sandbox import bwrap_problem
+from podium.signals import two_stage_stop
 
 PLAN = "plan.json"
 
@@ -308,27 +307,11 @@ def execute(
     return asyncio.run(main())
 
 
-@contextlib.contextmanager
-def _cancel_on_signals(task: asyncio.Future[None]) -> Iterator[None]:
+def _cancel_on_signals(task: asyncio.Future[None]) -> contextlib.AbstractContextManager[None]:
     """First SIGINT/SIGTERM: stop every run gracefully. Second: quit now (each run still gets
     SIGTERM from the kernel when this process dies, and stays resumable)."""
-    loop = asyncio.get_running_loop()
-    hits = 0
 
-    def on_signal(signum: int) -> None:
-        nonlocal hits
-        hits += 1
-        if hits > 1:
-            os._exit(128 + signum)
+    def cancel(signum: int) -> None:
         task.cancel()
 
-    installed = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
-            loop.add_signal_handler(sig, on_signal, sig)
-            installed.append(sig)
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+    return two_stage_stop(cancel)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from podium.benchmarks.grading import SUMMARY_FIELDS
 from podium.benchmarks.reports.files import read_object, read_optional_object, read_toml
 from podium.errors import UserError
 
@@ -30,15 +31,7 @@ CONFIG = "config.toml"
 BEST_SUBMISSION = Path("best") / "submission.csv"
 
 MEDALS = ("gold", "silver", "bronze")
-# The boolean outcomes a report counts, named after GradeReport's fields.
-OUTCOMES = (
-    "any_medal",
-    "gold_medal",
-    "silver_medal",
-    "bronze_medal",
-    "above_median",
-    "valid_submission",
-)
+OUTCOMES = SUMMARY_FIELDS  # the boolean outcomes a report counts, as seed_summary does
 
 
 @dataclass(frozen=True, order=True)

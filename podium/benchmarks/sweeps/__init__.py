@@ -20,8 +20,8 @@ from podium.benchmarks.sweeps.grid import (
     parse_seeds,
     run_id,
 )
-from podium.benchmarks.sweeps.hardware import describe_host
-from podium.benchmarks.sweeps.local_executor import LocalExecutor, available_cpus
+from podium.benchmarks.sweeps.hardware import available_cpus, describe_host
+from podium.benchmarks.sweeps.local_executor import LocalExecutor
 from podium.benchmarks.sweeps.manifest import (
     MANIFEST,
     Manifest,

@@ -12,15 +12,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from podium.benchmarks.sweeps.local_executor import available_cpus
-
 
 def describe_host() -> dict[str, Any]:
     return {
         "cpu": _cpu_model(),
         "cpus": available_cpus(),
         "memory_gb": _memory_gb(),
-        "gpus": _gpu_names(),
+        "gpus": nvidia_smi("name"),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
@@ -45,13 +43,21 @@ def _memory_gb() -> float | None:
     return round(pages * size / 2**30, 1)
 
 
-def _gpu_names() -> list[str]:
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def nvidia_smi(field: str) -> list[str]:
+    """One value per GPU (``index``, ``name``...) from ``nvidia-smi``; none without it."""
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return []
     try:
         listed = subprocess.run(
-            [smi, "--query-gpu=name", "--format=csv,noheader"],
+            [smi, f"--query-gpu={field}", "--format=csv,noheader"],
             capture_output=True, text=True, timeout=20, check=True,
         ).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError):

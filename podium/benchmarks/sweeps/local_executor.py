@@ -12,24 +12,17 @@ import asyncio
 import contextlib
 import ctypes
 import os
-import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from podium.benchmarks.sweeps.executor import LOG_NAME, Job
+from podium.benchmarks.sweeps.hardware import available_cpus, nvidia_smi
 from podium.errors import UserError
 
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 60.0  # SIGTERM → the run marks its nodes interrupted and writes its summary
-
-
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def detect_gpus() -> list[str]:
@@ -38,17 +31,7 @@ def detect_gpus() -> list[str]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [g.strip() for g in visible.split(",") if g.strip() and g.strip() != "-1"]
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return []
-    try:
-        listed = subprocess.run(
-            [smi, "--query-gpu=index", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20, check=True,
-        ).stdout  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [line.strip() for line in listed.splitlines() if line.strip()]
+    return nvidia_smi("index")
 
 
 def _die_with_driver() -> None:  # pragma: no cover - runs in the child, between fork and exec
