@@ -210,6 +210,8 @@ def _add_subcommands() -> None:
     from podium.cli_export import export_app
     from podium.cli_models import calls_app, models_app
     from podium.cli_sandbox import sandbox_app
+    from podium.cli_show import rerun, show
+    from podium.cli_view import view
 
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(models_app, name="models")
@@ -217,6 +219,9 @@ def _add_subcommands() -> None:
     app.add_typer(export_app, name="export")
     app.command()(bench)
     app.command()(compare)
+    app.command()(view)
+    app.command()(show)
+    app.command()(rerun)
 
 
 _add_subcommands()

@@ -11,6 +11,7 @@ import pytest
 
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
+from tests.recorded_run import RecordedRun, write_recorded_run
 from tests.support import REPO, TITANIC, TOY_TASK, UNPRIVILEGED_USER
 
 pytest_plugins = ["podium.testing.fixtures"]  # fake_openai, fake_anthropic
@@ -55,3 +56,9 @@ def _no_podium_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("PODIUM_"):
             monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def recorded_run(tmp_path: Path) -> RecordedRun:
+    """A finished-looking run with every node kind and hostile content (tests/recorded_run.py)."""
+    return write_recorded_run(tmp_path / "run")

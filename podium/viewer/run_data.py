@@ -1,0 +1,171 @@
+"""One consistent read of a run directory, for the viewer, ``podium show`` and ``podium rerun``.
+
+The journal is read while the run may still be writing it (SQLite WAL lets a reader see the last
+committed state), so everything here tolerates a run that is half-way: a missing summary, nodes
+still proposing or executing, no best node yet.
+
+Whether the run is *live* is read from the kernel's lock table, not by taking the run's lock:
+a viewer must never make a ``podium resume`` starting at that moment fail with "in use".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from podium.errors import RunDirError, UserError
+from podium.records import ModelCall, Node, NodeState
+from podium.scaffolds import Journal, RunDir
+
+NodeKind = Literal["good", "buggy", "running", "interrupted"]
+RUNNING_STATES = (NodeState.PROPOSING, NodeState.EXECUTING, NodeState.REVIEWING)
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as it stood when read. ``nodes`` holds every node in the journal (id order),
+    unfinished ones included; ``best_path`` is the final node and all its ancestors."""
+
+    root: Path
+    summary: dict[str, Any]
+    config: dict[str, Any]
+    meta: dict[str, str]
+    nodes: list[Node]
+    best_id: int | None
+    live: bool | None  # a process holds the run's lock now; None: cannot tell on this system
+    discarded: int = 0
+    best_path: frozenset[int] = field(default=frozenset())
+
+    @property
+    def status(self) -> str:
+        """running | finished | interrupted | failed | stopped (a killed run: resumable)."""
+        status = str(self.summary.get("status") or "running")
+        if status == "running" and self.live is False:
+            return "stopped"
+        return status
+
+    @property
+    def lower_is_better(self) -> bool | None:
+        value = self.summary.get("lower_is_better")
+        return bool(value) if value is not None else None
+
+    def node(self, node_id: int) -> Node:
+        """The node with this id, or a one-line error naming the ids the run has."""
+        for node in self.nodes:
+            if node.id == node_id:
+                return node
+        have = f"nodes {self.nodes[0].id}–{self.nodes[-1].id}" if self.nodes else "no nodes yet"
+        raise UserError(f"{self.root} has no node {node_id}", hint=f"this run has {have}")
+
+    def children(self, node_id: int) -> list[int]:
+        return [n.id for n in self.nodes if node_id in n.parent_ids]
+
+    def kind(self, node: Node) -> NodeKind:
+        """The colour a node is drawn in. A node left mid-way by a dead run is interrupted."""
+        if node.state in RUNNING_STATES:
+            return "running" if self.live is not False else "interrupted"
+        if node.state is NodeState.INTERRUPTED:
+            return "interrupted"
+        return "good" if node.is_good else "buggy"
+
+    def calls(self, node_id: int) -> list[ModelCall]:
+        """The model calls a node made, in order (prompts and answers in full)."""
+        journal = Journal.open(RunDir(self.root).journal)
+        try:
+            return journal.calls(node_id)
+        finally:
+            journal.close()
+
+
+def open_run(path: Path) -> RunView:
+    """Read a run directory; a path that is not one is a one-line error with a hint."""
+    rd = RunDir(Path(path))
+    if not rd.root.is_dir():
+        raise RunDirError(f"{rd.root} does not exist", hint="give a run directory, e.g. runs/…")
+    if not rd.journal.is_file():
+        hint = "a run directory holds journal.sqlite"
+        if (rd.root / "runs").is_dir():
+            hint = f"{rd.root} looks like a sweep: give one of its runs, e.g. {rd.root}/runs/…"
+        raise RunDirError(f"{rd.root} is not a Podium run directory (no journal)", hint=hint)
+    journal = Journal.open(rd.journal)
+    try:
+        nodes = journal.nodes()
+        meta = journal.meta()
+        discarded = journal.discarded_count()
+    finally:
+        journal.close()
+    summary = _read_json(rd.summary)
+    best_id = rd.best_node_id()
+    if best_id is None and isinstance(summary.get("best_node"), int):
+        best_id = summary["best_node"]
+    return RunView(
+        root=rd.root,
+        summary=summary,
+        config=_read_toml(rd.config),
+        meta=meta,
+        nodes=nodes,
+        best_id=best_id,
+        live=run_is_live(rd.root),
+        discarded=discarded,
+        best_path=_ancestors(nodes, best_id),
+    )
+
+
+def _ancestors(nodes: list[Node], node_id: int | None) -> frozenset[int]:
+    by_id = {n.id: n for n in nodes}
+    seen: set[int] = set()
+    todo = [node_id] if node_id in by_id else []
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in by_id:
+            continue
+        seen.add(current)
+        todo.extend(by_id[current].parent_ids)
+    return frozenset(seen)
+
+
+def run_is_live(root: Path) -> bool | None:
+    """True when some process holds ``root/.lock`` (a run or resume is writing this run dir).
+
+    Read from ``/proc/locks`` (Linux) so the lock is never touched; None elsewhere.
+    """
+    try:
+        st = (root / ".lock").stat()
+    except FileNotFoundError:
+        return False
+    try:
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    wanted = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    for line in table.splitlines():
+        fields = line.split()
+        if "FLOCK" not in fields or "->" in fields:  # "->": a waiter, not a holder
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == wanted:
+                return True
+        except (IndexError, ValueError):
+            continue
+    return False
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object, or {} when the file is missing or caught mid-write."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}

@@ -1,0 +1,177 @@
+"""A recorded run written through the real journal API, for the viewer, ``show`` and ``rerun``
+tests: every node kind, a crossover (two parents), model calls with prompts and a review, and
+hostile content (HTML and ``<script>`` in code, output, plans and reasons) that must stay text.
+
+Built directly (no kernels, no model) so it is instant and exact; the live-run tests use a
+real ``podium run`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from podium.records import (
+    ExecResult,
+    ExecStatus,
+    Message,
+    Metric,
+    ModelCall,
+    ModelRequest,
+    ModelResponse,
+    Node,
+    NodeState,
+    RequestMeta,
+    Timings,
+    ToolCall,
+    Usage,
+)
+from podium.scaffolds import Journal, RunDir
+from tests.support import TOY_TASK
+
+# Untrusted content: if any of it is ever parsed as HTML, the page changes or a script runs.
+XSS_CODE = 'print("</script><script>window.__pwned = 1</script>")\n'
+XSS_OUTPUT = "<img src=x onerror=\"window.__pwned=2\"><b id='injected'>bold?</b>\n"
+XSS_PLAN = "Plan <script>window.__pwned = 3</script> with <i>markup</i>."
+XSS_REASON = "ValueError: could not convert '<svg onload=window.__pwned=4>'"
+ANSI_TRACEBACK = "\x1b[0;31mValueError\x1b[0m: could not convert\n"
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    root: Path
+    best: int  # the final node
+    best_path: frozenset[int]
+    crossover: int  # a node with two parents
+    buggy: dict[int, str]  # buggy node id -> its bug reason
+    running: int  # a node still executing (live only while the run's lock is held)
+    node_count: int
+
+
+def _metric(value: float) -> Metric:
+    return Metric(value=value, lower_is_better=False)
+
+
+def _calls(node_id: int, seq: int, code: str, summary: str) -> list[ModelCall]:
+    code_request = ModelRequest(
+        messages=[
+            Message(role="system", content="You are a Kaggle grandmaster. <b>Be brief.</b>"),
+            Message(role="user", content=f"Write a solution for node {node_id}."),
+        ],
+        meta=RequestMeta(node_id=node_id, role="code", seq=seq),
+    )
+    code_response = ModelResponse(
+        text=f"A plan.\n\n```python\n{code}```\n",
+        usage=Usage(input_tokens=1000 + node_id, output_tokens=200, cost_usd=0.01, calls=1),
+        latency_s=1.5,
+        model="openai/gpt-test",
+    )
+    review_request = ModelRequest(
+        messages=[Message(role="user", content=f"Review node {node_id}'s output.")],
+        meta=RequestMeta(node_id=node_id, role="review", seq=seq),
+    )
+    review_response = ModelResponse(
+        tool_call=ToolCall(name="submit_review", arguments={"is_bug": False, "summary": summary}),
+        usage=Usage(input_tokens=500, output_tokens=50, cost_usd=0.002, calls=1),
+        latency_s=0.5,
+        model="openai/gpt-test",
+        finish="tool_call",
+    )
+    return [
+        ModelCall(node_id=node_id, role="code", seq=seq, request=code_request,
+                  response=code_response, model="openai/gpt-test"),
+        ModelCall(node_id=node_id, role="review", seq=seq, request=review_request,
+                  response=review_response, model="openai/gpt-test"),
+    ]  # fmt: skip
+
+
+def write_recorded_run(root: Path) -> RecordedRun:
+    """Seven nodes: drafts 1 (good) and 2 (buggy), debug 3 of 2, improve 4 of 1, crossover 5 of
+    3 and 4 (the best), improve 6 of 5 (timed out: buggy), improve 7 of 5 (still executing)."""
+    rd = RunDir(root)
+    root.mkdir(parents=True)
+    rd.config.write_text(
+        f'task = "{TOY_TASK}"\nseed = 0\n\n[model]\nname = "openai/gpt-test"\n\n'
+        '[search]\nstrategy = "evolutionary"\n',
+        encoding="utf-8",
+    )
+    journal = Journal.create(rd.journal, {"podium_version": "test", "task_id": "toy"})
+    rng = random.Random(0).getstate()
+    start = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    ok = ExecResult(status=ExecStatus.OK, output="VALIDATION_METRIC: 0.7\n", duration_s=2.0)
+    specs: list[dict[str, object]] = [
+        {"operator": "draft", "parents": (), "metric": 0.71, "code": XSS_CODE, "plan": XSS_PLAN,
+         "exec": ok.model_copy(update={"output": XSS_OUTPUT + "VALIDATION_METRIC: 0.71\n"})},
+        {"operator": "draft", "parents": (), "buggy": XSS_REASON, "code": "float('<svg>')\n",
+         "exec": ExecResult(status=ExecStatus.ERROR, output="Traceback...\n",
+                            error_name="ValueError", error_value="could not convert",
+                            traceback=ANSI_TRACEBACK, duration_s=0.3)},
+        {"operator": "debug", "parents": (2,), "metric": 0.75, "code": "print(0.75)\n"},
+        {"operator": "improve", "parents": (1,), "metric": 0.78, "code": "print(0.78)\n"},
+        {"operator": "crossover", "parents": (3, 4), "metric": 0.82, "code": "print(0.82)\n"},
+        {"operator": "improve", "parents": (5,), "buggy": "execution timed out after 60s",
+         "code": "import time\ntime.sleep(999)\n",
+         "exec": ExecResult(status=ExecStatus.TIMEOUT, output="", timed_out=True,
+                            killed_reason="timed out after 60s", duration_s=60.0)},
+        {"operator": "improve", "parents": (5,), "running": True, "code": "print('wip')\n"},
+    ]  # fmt: skip
+    buggy: dict[int, str] = {}
+    step = 0
+    for node_id, spec in enumerate(specs, start=1):
+        code = str(spec["code"])
+        node = Node(id=node_id, parent_ids=spec["parents"], operator=str(spec["operator"]),  # type: ignore[arg-type]
+                    created_at=start + timedelta(minutes=node_id))  # fmt: skip
+        journal.begin(node, rng, rng, elapsed_s=float(node_id))
+        rd.reset_node(node_id)
+        rd.write_text(node_id, "solution.py", code)
+        if spec.get("running"):
+            journal.update(
+                node.model_copy(update={"code": code, "state": NodeState.EXECUTING}), node_id
+            )
+            continue
+        step += 1
+        result = spec.get("exec") or ok.model_copy(
+            update={"output": f"VALIDATION_METRIC: {spec.get('metric')}\n"}
+        )
+        assert isinstance(result, ExecResult)
+        rd.write_text(node_id, "output.txt", result.output)
+        reason = spec.get("buggy")
+        summary = f"Node {node_id} <em>looks</em> fine." if reason is None else "It failed."
+        for call in _calls(node_id, step - 1, code, summary):
+            journal.record_call(call)
+        done = node.model_copy(update={
+            "state": NodeState.DONE, "step": step, "code": code,
+            "plan": str(spec.get("plan", f"Plan of node {node_id}.")), "exec": result,
+            "metric": _metric(float(spec["metric"])) if reason is None else None,  # type: ignore[arg-type]
+            "is_buggy": reason is not None, "bug_reason": reason, "summary": summary,
+            "has_submission": reason is None,
+            "usage": Usage(input_tokens=1500 + node_id, output_tokens=250, cost_usd=0.012,
+                           calls=2),
+            "timings": Timings(model_s=1.5, exec_s=result.duration_s, review_model_s=0.5,
+                               total_s=result.duration_s + 2.5),
+            "finished_at": start + timedelta(minutes=node_id, seconds=30),
+        })  # fmt: skip
+        journal.update(done, float(node_id))
+        if reason is not None:
+            buggy[node_id] = str(reason)
+    journal.close()
+    best = 5
+    rd.publish_best(Node(id=best, operator="crossover", metric=_metric(0.82)))
+    summary = {
+        "task": "toy", "status": "finished", "stop_reason": "steps", "strategy": "evolutionary",
+        "model": "openai/gpt-test", "review_model": "openai/gpt-test", "sandbox": "bwrap",
+        "steps": step, "good_nodes": step - len(buggy), "buggy_nodes": len(buggy),
+        "best_node": best, "best_metric": 0.82, "lower_is_better": False, "elapsed_s": 400.0,
+        "discarded_nodes": 0, "updated_at": (start + timedelta(minutes=8)).isoformat(),
+        "usage": {"input_tokens": 9000, "output_tokens": 1500, "cost_usd": 0.072, "calls": 12},
+        "grade": {"score": 0.8, "medal": "bronze", "any_medal": True, "valid_submission": True,
+                  "above_median": True, "sandboxed": True, "leaderboard_percentile": 61.0},
+    }  # fmt: skip
+    (root / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return RecordedRun(
+        root=root, best=best, best_path=frozenset({1, 2, 3, 4, 5}), crossover=5, buggy=buggy,
+        running=7, node_count=len(specs),
+    )  # fmt: skip
