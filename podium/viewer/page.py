@@ -1,0 +1,91 @@
+"""The viewer's page: as the live server serves it, and as one self-contained HTML export.
+
+The page is ``static/index.html`` with ``static/app.js`` and ``static/style.css`` (package data,
+read with importlib.resources). The live page loads them from ``/static/…``. An export inlines
+both, embeds the run's data as JSON, and carries a Content-Security-Policy that allows exactly
+those two inline blocks (by their sha256) and nothing else: no network, no other script.
+
+Node content in the embedded JSON is untrusted: ``<``, ``>`` and ``&`` are written as JSON
+escapes, so no string in it can close the ``<script>`` element that holds it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from importlib.resources import files
+from typing import Any
+
+from podium.viewer import highlight
+
+STYLE_LINK = '<link rel="stylesheet" href="/static/style.css">'
+SCRIPT_TAG = '<script src="/static/app.js" defer></script>'
+CONTENT_TYPES = {
+    "app.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+
+
+def _read(name: str) -> str:
+    return files("podium.viewer").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def live_page() -> str:
+    """index.html as the server sends it: styles and script from ``/static/``."""
+    return _read("index.html")
+
+
+def _stylesheet() -> str:
+    """style.css followed by the colours of highlighted code (pygments, scoped to ``.hl``)."""
+    return _read("style.css") + "\n/* highlighted code (pygments) */\n" + highlight.css()
+
+
+def static_file(name: str) -> tuple[bytes, str] | None:
+    """``(body, content type)`` for ``app.js`` or ``style.css``; None for any other name."""
+    if name not in CONTENT_TYPES:
+        return None
+    text = _stylesheet() if name == "style.css" else _read(name)
+    return text.encode("utf-8"), CONTENT_TYPES[name]
+
+
+def embed_json(data: Any) -> str:
+    """``data`` as JSON that is safe inside a ``<script>`` element: no ``<``, ``>`` or ``&``."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _sha256(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def export_page(data: dict[str, Any]) -> str:
+    """One HTML file that shows the run with no server and no network.
+
+    ``data`` is ``{"run": RunJSON, "details": {"<id>": NodeDetail}}``. The page's script runs
+    in export mode when it finds ``#podium-data``.
+    """
+    css, js = _stylesheet(), _read("app.js")
+    # Our own files: these would end their inline element early (never true, checked anyway).
+    if "</style" in css.lower() or "</script" in js.lower() or "<!--" in js:
+        raise ValueError("the viewer's static files cannot be inlined as they are")
+    csp = (
+        f"default-src 'none'; script-src {_sha256(js)}; style-src {_sha256(css)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    page = live_page()
+    head = '<meta charset="utf-8">'
+    for needle in (head, STYLE_LINK, SCRIPT_TAG, "</body>"):
+        if page.count(needle) != 1:
+            raise ValueError(f"static/index.html must hold {needle!r} exactly once")
+    page = page.replace(
+        head, f'{head}\n<meta http-equiv="Content-Security-Policy" content="{csp}">'
+    )
+    page = page.replace(STYLE_LINK, f"<style>{css}</style>")
+    page = page.replace(SCRIPT_TAG + "\n", "").replace(SCRIPT_TAG, "")
+    body_end = (
+        f'<script type="application/json" id="podium-data">{embed_json(data)}</script>\n'
+        f"<script>{js}</script>\n</body>"
+    )
+    return page.replace("</body>", body_end)

@@ -1,0 +1,240 @@
+"""The live viewer: a small HTTP server on 127.0.0.1 serving the page and the run as JSON.
+
+Routes (the viewer's contract): ``/`` the page, ``/static/app.js`` and ``/static/style.css``,
+``/api/run`` (RunJSON, with an ETag so an unchanged run answers 304), ``/api/node/<id>``
+(NodeDetail) and ``/api/search?q=`` (``{"ids": [...]}``); anything else is 404.
+
+Safety: the socket is bound to 127.0.0.1 only, and a request whose Host header is not
+``127.0.0.1:PORT`` or ``localhost:PORT`` gets 403, so a web page the user visits cannot reach
+the viewer by rebinding its own domain name to 127.0.0.1 (DNS rebinding). Every response carries
+a strict Content-Security-Policy: the page runs its own script and nothing else.
+
+Each request reads the run afresh (``open_run``): the run may be written at the same time by a
+live ``podium run``, and SQLite connections cannot be shared between the server's threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import signal
+import socketserver
+import threading
+from collections.abc import Callable, Iterator
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from podium.errors import UserError
+from podium.viewer import snapshot
+from podium.viewer.run_data import open_run
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": CSP,
+}
+JSON_TYPE = "application/json; charset=utf-8"
+PORT_HINT = "pick another with --port N, or --port 0 for any free port"
+
+
+class ViewerServer(ThreadingHTTPServer):
+    """Serves one run directory. Request threads are daemons: a client holding a connection
+    open never delays the viewer's exit."""
+
+    daemon_threads = True
+    allow_reuse_port = False  # never share a port with another viewer (newer Pythons set it)
+
+    def __init__(self, run_dir: Path, port: int) -> None:
+        self.run_dir = run_dir
+        super().__init__((HOST, port), _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse DNS lookup of the address (``getfqdn``), which
+        can hang for seconds where DNS is broken; the name is known."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = HOST, self.port
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/"
+
+    def allowed_hosts(self) -> frozenset[str]:
+        return frozenset({f"{HOST}:{self.port}", f"localhost:{self.port}"})
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a browser closing a connection mid-answer is normal; the rest was already
+        answered as a 500 by the handler."""
+
+
+def make_server(run_dir: Path, port: int | None) -> ViewerServer:
+    """A server bound (and listening) on 127.0.0.1. ``port`` None: 8765, or any free port
+    when 8765 is taken; 0: any free port; a taken explicit port is a one-line error."""
+    if port is None:
+        try:
+            return ViewerServer(run_dir, DEFAULT_PORT)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise _bind_error(DEFAULT_PORT, exc) from None
+            port = 0
+    try:
+        return ViewerServer(run_dir, port)
+    except OSError as exc:
+        raise _bind_error(port, exc) from None
+
+
+def _bind_error(port: int, exc: OSError) -> UserError:
+    if exc.errno == errno.EADDRINUSE:
+        return UserError(f"port {port} on {HOST} is already in use", hint=PORT_HINT)
+    return UserError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}", hint=PORT_HINT)
+
+
+def serve(run_dir: Path, port: int | None, ready: Callable[[str], None]) -> None:
+    """Serve ``run_dir`` until SIGINT or SIGTERM, then stop cleanly and return.
+
+    The run dir is checked first (a missing or wrong one is a one-line error, before any port
+    is taken). ``ready(url)`` is called once the socket listens, with the stop signals already
+    caught, so a client may connect as soon as it hears of the URL. Main thread only.
+    """
+    open_run(run_dir)
+    server = make_server(run_dir, port)
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
+        )
+        thread.start()
+        try:
+            ready(server.url)
+            stop.wait()
+        finally:
+            server.shutdown()
+            thread.join()
+            server.server_close()
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ViewerServer
+    protocol_version = "HTTP/1.1"  # keep-alive: the page polls /api/run every second
+    error_content_type = "text/plain; charset=utf-8"
+    error_message_format = "%(code)d %(message)s\n"
+    head_only = False
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: no line per request on the terminal."""
+
+    def end_headers(self) -> None:
+        """Every response, errors included, carries the security headers."""
+        for name, value in SECURITY_HEADERS.items():
+            self.send_header(name, value)
+        super().end_headers()
+
+    def do_GET(self) -> None:
+        self._respond(head=False)
+
+    def do_HEAD(self) -> None:
+        self._respond(head=True)
+
+    def _respond(self, head: bool) -> None:
+        self.head_only = head
+        if self.headers.get("Host", "").lower() not in self.server.allowed_hosts():
+            self._send(HTTPStatus.FORBIDDEN, b"403 forbidden host\n", "text/plain; charset=utf-8")
+            return
+        url = urlsplit(self.path)
+        try:
+            self._route(url.path, parse_qs(url.query))
+        except Exception as exc:  # the thread answers and lives on; the page shows the error
+            message = exc.message if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": message})
+
+    def _route(self, path: str, query: dict[str, list[str]]) -> None:
+        from podium.viewer import page  # the page's module (static files, export)
+
+        if path == "/":
+            body = page.live_page().encode("utf-8")
+            self._send(HTTPStatus.OK, body, "text/html; charset=utf-8", cache="no-cache")
+        elif path.startswith("/static/") and (found := page.static_file(path[8:])) is not None:
+            self._send(HTTPStatus.OK, found[0], found[1], cache="no-cache")
+        elif path == "/api/run":
+            self._run()
+        elif path.startswith("/api/node/") and path[10:].isascii() and path[10:].isdigit():
+            self._node(int(path[10:]))
+        elif path == "/api/search":
+            view = open_run(self.server.run_dir)
+            self._json(HTTPStatus.OK, {"ids": snapshot.search_ids(view, query.get("q", [""])[0])})
+        else:
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"not found: {path}"})
+
+    def _run(self) -> None:
+        data = snapshot.run_json(open_run(self.server.run_dir))
+        etag = f'"{data["version"]}"'
+        if _matches(etag, self.headers.get("If-None-Match", "")):
+            self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)
+        else:
+            self._json(HTTPStatus.OK, data, etag=etag)
+
+    def _node(self, node_id: int) -> None:
+        view = open_run(self.server.run_dir)
+        if all(n.id != node_id for n in view.nodes):
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no node {node_id}"})
+        else:
+            self._json(HTTPStatus.OK, snapshot.node_detail(view, node_id))
+
+    def _json(self, status: HTTPStatus, data: Any, etag: str | None = None) -> None:
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        self._send(status, body, JSON_TYPE, etag=etag)
+
+    def _send(
+        self,
+        status: HTTPStatus,
+        body: bytes,
+        content_type: str | None,
+        cache: str = "no-store",
+        etag: str | None = None,
+    ) -> None:
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        if status is not HTTPStatus.NOT_MODIFIED:
+            self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", cache)
+        if etag is not None:
+            self.send_header("ETag", etag)
+        self.end_headers()
+        if body and not self.head_only:
+            with contextlib.suppress(ConnectionError):
+                self.wfile.write(body)
+
+
+def _matches(etag: str, header: str) -> bool:
+    """An If-None-Match header names ``etag`` (a weak tag compares equal, as RFC 9110 says for
+    If-None-Match) or is ``*``."""
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    return etag in tags or "*" in tags

@@ -1,0 +1,283 @@
+"""A run as the viewer's JSON: what ``/api/…`` answers and what an export embeds.
+
+The shapes are the contract between the server and the page (RunJSON, LightNode, NodeDetail in
+the viewer's contract). Everything here is plain data: node content (code, output, prompts) is
+untrusted text and stays text, except ``code_html``, which ``highlight`` has escaped. Terminal
+colour codes are stripped from output and tracebacks (a browser would show them as garbage),
+and non-finite floats become null (``NaN`` is not JSON a browser can parse).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from podium.records import ExecResult, ModelCall, Node
+from podium.scaffolds import Journal, RunDir
+from podium.viewer import highlight
+from podium.viewer.run_data import RunView
+
+FORMAT = "podium-view/1"
+GRADE_FIELDS = ("score", "medal", "any_medal", "valid_submission", "above_median")
+
+# CSI (colours, cursor moves), OSC (titles, links: ended by BEL or ESC \), then the other escapes
+# (ESC, intermediate bytes, a final byte: "ESC 7", "ESC ( B"...).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences."""
+    return _ANSI.sub("", text)
+
+
+# --- the run ------------------------------------------------------------------------------
+
+
+def run_json(view: RunView) -> dict[str, Any]:
+    """RunJSON: the run's header and every node (light), with a ``version`` that changes
+    whenever anything else in it changes (the server's ETag; the page's "anything new?")."""
+    data: dict[str, Any] = {
+        "live": view.live is True,
+        "run": _run_header(view),
+        "operators": sorted({n.operator for n in view.nodes}),
+        "nodes": [light_node(view, n) for n in view.nodes],
+    }
+    data = _finite_dict(data)
+    return {"format": FORMAT, "version": _version(data), **data}
+
+
+def _version(data: dict[str, Any]) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def _run_header(view: RunView) -> dict[str, Any]:
+    """The run's fields, from summary.json when the run has written one, else from its config
+    and journal (a run that has only just started, or one killed before its first summary)."""
+    s, cfg = view.summary, view.config
+    done = [n for n in view.nodes if n.step is not None]
+    usage = _usage(view)
+    return {
+        "dir": str(view.root),
+        "task": str(s.get("task") or view.meta.get("task_id") or cfg.get("task") or ""),
+        "strategy": str(s.get("strategy") or _section(cfg, "search").get("strategy") or ""),
+        "model": str(s.get("model") or _section(cfg, "model").get("name") or ""),
+        "review_model": str(s.get("review_model") or _section(cfg, "model").get("review") or ""),
+        "sandbox": str(s.get("sandbox") or _section(cfg, "sandbox").get("name") or ""),
+        "status": view.status,
+        "stop_reason": s.get("stop_reason"),
+        "lower_is_better": _lower_is_better(view),
+        "best_node": view.best_id,
+        "best_metric": _best_metric(view),
+        "steps": len(done),
+        "good_nodes": sum(n.is_good for n in done),
+        "buggy_nodes": sum(n.is_buggy for n in done),
+        "discarded_nodes": view.discarded,
+        "elapsed_s": _float_or_none(s.get("elapsed_s")),
+        "cost_usd": float(usage.get("cost_usd", 0.0)),
+        "input_tokens": int(usage.get("input_tokens", 0)),
+        "output_tokens": int(usage.get("output_tokens", 0)),
+        "calls": int(usage.get("calls", 0)),
+        "grade": _grade(s.get("grade")),
+        "updated_at": s.get("updated_at"),
+    }
+
+
+def _best_metric(view: RunView) -> float | None:
+    best = next((n for n in view.nodes if n.id == view.best_id), None)
+    if best is not None and best.metric is not None:
+        return best.metric.value
+    return _float_or_none(view.summary.get("best_metric"))
+
+
+def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
+    section = config.get(name)
+    return section if isinstance(section, dict) else {}
+
+
+def _lower_is_better(view: RunView) -> bool | None:
+    if view.lower_is_better is not None:
+        return view.lower_is_better
+    metrics = [n.metric for n in view.nodes if n.metric is not None]
+    return metrics[0].lower_is_better if metrics else None
+
+
+def _usage(view: RunView) -> dict[str, Any]:
+    """The run's spending: summary.json's (it counts calls of discarded nodes too), else the
+    sum over the nodes."""
+    usage = view.summary.get("usage")
+    if isinstance(usage, dict):
+        return usage
+    total: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "calls": 0}
+    for node in view.nodes:
+        for key in total:
+            total[key] += getattr(node.usage, key)
+    return total
+
+
+def _grade(grade: Any) -> dict[str, Any] | None:
+    if not isinstance(grade, dict):
+        return None
+    return {
+        "score": _float_or_none(grade.get("score")),
+        "medal": grade.get("medal"),
+        "any_medal": bool(grade.get("any_medal")),
+        "valid_submission": bool(grade.get("valid_submission")),
+        "above_median": bool(grade.get("above_median")),
+        "leaderboard_percentile": _float_or_none(grade.get("leaderboard_percentile")),
+    }
+
+
+def _float_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# --- one node -----------------------------------------------------------------------------
+
+
+def light_node(view: RunView, node: Node) -> dict[str, Any]:
+    """LightNode: what the graph and the node list draw."""
+    return {
+        "id": node.id,
+        "parents": list(node.parent_ids),
+        "operator": node.operator,
+        "state": node.state.value,
+        "kind": view.kind(node),
+        "best": node.id == view.best_id,
+        "on_best_path": node.id in view.best_path,
+        "step": node.step,
+        "metric": node.metric.value if node.metric else None,
+        "bug_reason": node.bug_reason,
+        "summary": node.summary,  # the review's verdict: the node list's "why" column
+        "worker": node.worker,
+        "total_s": node.timings.total_s,
+        "cost_usd": node.usage.cost_usd,
+        "created_at": node.created_at.isoformat(),
+        "finished_at": node.finished_at.isoformat() if node.finished_at else None,
+    }
+
+
+def node_detail(view: RunView, node_id: int) -> dict[str, Any]:
+    """NodeDetail: a LightNode plus its plan, code, output, review and model calls in full.
+
+    A node the run does not have is a one-line ``UserError`` (from ``RunView.node``).
+    """
+    return _detail(view, view.node(node_id), view.calls(node_id))
+
+
+def _detail(view: RunView, node: Node, calls: list[ModelCall]) -> dict[str, Any]:
+    detail = {
+        **light_node(view, node),
+        "plan": node.plan,
+        "code": node.code,
+        "code_html": highlight.code_html(node.code),
+        "output": strip_ansi(node.exec.output) if node.exec else "",
+        "exec": _exec(node.exec) if node.exec else None,
+        "summary": node.summary,
+        "has_submission": node.has_submission,
+        "children": view.children(node.id),
+        "usage": node.usage.model_dump(mode="json"),
+        "timings": {**node.timings.model_dump(mode="json"), "overhead_s": node.timings.overhead_s},
+        "calls": [_call(c) for c in calls],
+    }
+    return _finite_dict(detail)
+
+
+def _exec(result: ExecResult) -> dict[str, Any]:
+    data = result.model_dump(mode="json", exclude={"output"})
+    if result.traceback is not None:
+        data["traceback"] = strip_ansi(result.traceback)
+    return data
+
+
+def _call(call: ModelCall) -> dict[str, Any]:
+    response = call.response
+    return {
+        "role": call.role,
+        "seq": call.seq,
+        "model": call.model,
+        "attempts": call.attempts,
+        "error": call.error,
+        "fatal": call.fatal,
+        "started_at": call.started_at.isoformat(),
+        "messages": [m.model_dump(mode="json") for m in call.request.messages],
+        "tools": [t.name for t in call.request.tools],
+        "response": None
+        if response is None
+        else {
+            "text": response.text,
+            "tool_call": response.tool_call.model_dump(mode="json") if response.tool_call else None,
+            "input_tokens": response.usage.input_tokens,
+            "output_tokens": response.usage.output_tokens,
+            "cost_usd": response.usage.cost_usd,
+            "latency_s": response.latency_s,
+            "finish": response.finish,
+            "replayed": response.replayed,
+        },
+    }
+
+
+# --- search and export --------------------------------------------------------------------
+
+
+def search_ids(view: RunView, q: str) -> list[int]:
+    """Ids of the nodes whose text contains ``q``, case-insensitively (empty ``q``: every node).
+
+    The fields are the ones the page's export mode searches locally, as displayed (colour codes
+    stripped), so a live page and an export find the same nodes.
+    """
+    if not q:
+        return [n.id for n in view.nodes]
+    wanted = q.casefold()
+    return [n.id for n in view.nodes if any(wanted in t.casefold() for t in _searched(n))]
+
+
+def _searched(node: Node) -> Iterable[str]:
+    yield from (node.plan, node.code, node.bug_reason or "", node.summary)
+    if node.exec is not None:
+        yield strip_ansi(node.exec.output)
+        yield from (node.exec.error_name or "", node.exec.error_value or "")
+        yield strip_ansi(node.exec.traceback or "")
+
+
+def export_data(view: RunView) -> dict[str, Any]:
+    """What an export embeds: ``{"run": RunJSON, "details": {"<id>": NodeDetail}}``.
+
+    The model calls are read in one pass over the journal, not one query per node.
+    """
+    calls = _all_calls(view)
+    details = {str(n.id): _detail(view, n, calls.get(n.id, [])) for n in view.nodes}
+    return {"run": run_json(view), "details": details}
+
+
+def _all_calls(view: RunView) -> dict[int, list[ModelCall]]:
+    journal = Journal.open(RunDir(view.root).journal)
+    try:
+        calls = journal.calls()
+    finally:
+        journal.close()
+    by_node: dict[int, list[ModelCall]] = defaultdict(list)
+    for call in calls:
+        by_node[call.node_id].append(call)
+    return by_node
+
+
+def _finite_dict(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: _finite(v) for k, v in data.items()}
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity as None (summary.json is written by Python's json,
+    which allows them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,320 @@
+"""What the viewer's page must show, checked in a real browser: shared by the live-server tests
+(``test_browser_live.py``) and the offline-export tests (``test_browser_export.py``), which run
+the same checks against the recorded run (``tests/recorded_run.py``) through the DOM contract.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from playwright.sync_api import Page, expect
+
+from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
+
+SYSTEM_PROMPT = "You are a Kaggle grandmaster. <b>Be brief.</b>"
+XSS_CODE_LINE = "</script><script>window.__pwned = 1</script>"
+XSS_SEARCH = "<img src=x onerror=window.__pwned=5>"  # typed into the search box
+EDGES = {(2, 3), (1, 4), (3, 5), (4, 5), (5, 6), (5, 7)}  # (parent, child) of the recorded run
+METRICS = {1: "0.71", 3: "0.75", 4: "0.78", 5: "0.82"}
+OPERATORS = ["crossover", "debug", "draft", "improve"]
+
+# Elements that exist only if a hostile string was parsed as HTML (tests/recorded_run.py).
+_PARSED_JS = """() => [
+    ...document.querySelectorAll('#injected, img[src="x"], [onerror], [onload]'),
+    ...[...document.querySelectorAll('b, i, em')].filter(e => ['bold?', 'markup', 'looks',
+        'Be brief.'].includes(e.textContent)),
+    ...[...document.querySelectorAll('script')].filter(e => e.textContent.includes('__pwned')
+        && e.id !== 'podium-data'),
+].map(e => e.outerHTML)"""
+_IDS_JS = """sel => [...document.querySelectorAll(sel)]
+    .filter(e => !e.classList.contains('filtered-out'))
+    .map(e => Number(e.getAttribute('data-node-id'))).sort((a, b) => a - b)"""
+
+
+def _local(url: str) -> bool:
+    return url.startswith(("http://127.0.0.1:", "file:"))
+
+
+@dataclass
+class Watched:
+    """A page and what it did. ``allowed(url)`` decides which requests go through; the rest are
+    aborted and listed in ``blocked``."""
+
+    page: Page
+    allowed: Callable[[str], bool] = _local
+    requests: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def problems(self) -> dict[str, list[str]]:
+        """Everything that should not happen in normal use; empty lists when all is well."""
+        return {
+            "console errors/warnings": self.console,
+            "page errors": self.errors,
+            "failed requests": self.failed,
+            "blocked requests": self.blocked,
+        }
+
+    def assert_quiet(self) -> None:
+        problems = {k: v for k, v in self.problems().items() if v}
+        assert not problems, problems
+
+
+def kinds(run: RecordedRun) -> dict[int, str]:
+    """The class each node is drawn with. The recorded run holds no lock, so its node left
+    executing is ``interrupted`` (RunView.kind), not running."""
+    out = {}
+    for node_id in range(1, run.node_count + 1):
+        if node_id in run.buggy:
+            out[node_id] = "buggy"
+        elif node_id == run.running:
+            out[node_id] = "interrupted"
+        else:
+            out[node_id] = "good"
+    return out
+
+
+def node_count(page: Page) -> int:
+    return int(page.locator("g.node").count())
+
+
+def wait_nodes(page: Page, count: int, timeout: float = 5000) -> None:
+    page.wait_for_function(
+        "n => document.querySelectorAll('g.node').length === n", arg=count, timeout=timeout
+    )
+
+
+def node_classes(page: Page, node_id: int) -> set[str]:
+    value = page.locator(f'g.node[data-node-id="{node_id}"]').get_attribute("class") or ""
+    return set(value.split())
+
+
+def shown_ids(page: Page, selector: str = "g.node") -> list[int]:
+    """Ids of the nodes (or rows) a filter leaves undimmed."""
+    return list(page.evaluate(_IDS_JS, selector))
+
+
+def wait_shown(page: Page, expected: set[int]) -> None:
+    """Wait (debounce, search round trip) until exactly ``expected`` lack ``filtered-out``, in
+    the graph and in the node list."""
+    want = sorted(expected)
+    for selector in ("g.node", "#node-list tr[data-node-id]"):
+        try:
+            page.wait_for_function(
+                f"want => JSON.stringify(({_IDS_JS})({json.dumps(selector)})) === "
+                "JSON.stringify(want)",
+                arg=want,
+                timeout=5000,
+            )
+        except Exception:
+            pass  # the assertion below says what is shown instead
+        assert shown_ids(page, selector) == want, selector
+
+
+def label(page: Page, node_id: int) -> str:
+    """A graph node's visible label: its text without the <title> tooltip."""
+    return str(
+        page.locator(f'g.node[data-node-id="{node_id}"]').evaluate(
+            """g => { const c = g.cloneNode(true);
+                      c.querySelectorAll('title').forEach(t => t.remove());
+                      return c.textContent; }"""
+        )
+    )
+
+
+def text(page: Page, selector: str) -> str:
+    return page.locator(selector).text_content() or ""
+
+
+def open_node(page: Page, node_id: int, *, via: str = "graph") -> None:
+    """Click a node in the graph (or its row in the list) and wait for its detail."""
+    if via == "graph":
+        page.locator(f'g.node[data-node-id="{node_id}"]').click()
+    else:
+        page.locator(f'#node-list tr[data-node-id="{node_id}"]').click()
+    page.locator(f'#detail[data-node-id="{node_id}"]').wait_for()
+    expect(page.locator("#detail-title")).to_contain_text(str(node_id))
+
+
+def load(watch: Watched, url: str, run: RecordedRun) -> None:
+    """Open the page and wait for the whole graph; if it never comes, say what went wrong."""
+    watch.page.goto(url)
+    try:
+        wait_nodes(watch.page, run.node_count)
+    except Exception as error:
+        shown = node_count(watch.page)
+        raise AssertionError(
+            f"the page shows {shown} of {run.node_count} nodes; {watch.problems()}"
+        ) from error
+
+
+# --- the checks (each test file runs them against its own page) -----------------------------
+
+
+def check_graph(page: Page, run: RecordedRun) -> None:
+    """Every node, edge, kind, the best node and its path, the labels and the node list."""
+    wait_nodes(page, run.node_count)
+    expect(page.locator("#run-title")).to_contain_text("toy")
+    expect(page.locator("#run-status")).to_contain_text("finished")
+    expect(page.locator("#node-count")).to_have_text(re.compile(rf"\b{run.node_count} nodes\b"))
+    expect(page.locator("svg#graph")).to_be_visible()
+    edges = page.locator("path.edge").evaluate_all(
+        "es => es.map(e => [Number(e.dataset.from), Number(e.dataset.to)])"
+    )
+    assert {tuple(e) for e in edges} == EDGES and len(edges) == len(EDGES)
+    assert page.locator(f'path.edge[data-to="{run.crossover}"]').count() == 2
+    for node_id, kind in kinds(run).items():
+        classes = node_classes(page, node_id)
+        assert kind in classes, (node_id, classes)
+        others = {"good", "buggy", "running", "interrupted"} - {kind}
+        assert not classes & others, (node_id, classes)
+        assert ("best" in classes) == (node_id == run.best), (node_id, classes)
+        assert ("on-best-path" in classes) == (node_id in run.best_path), (node_id, classes)
+        assert "filtered-out" not in classes and "selected" not in classes, (node_id, classes)
+        assert str(node_id) in label(page, node_id)
+    for node_id, metric in METRICS.items():
+        assert metric in label(page, node_id), node_id
+    for node_id in run.buggy:
+        assert "✗" in label(page, node_id), node_id
+    best_title = text(page, f'g.node[data-node-id="{run.best}"] > title')
+    assert "crossover" in best_title and "0.82" in best_title, best_title
+    assert XSS_REASON in text(page, 'g.node[data-node-id="2"] > title')
+    rows = page.locator("#node-list tr[data-node-id]")
+    assert rows.count() == run.node_count
+    assert XSS_REASON in text(page, '#node-list tr[data-node-id="2"]')
+    assert "crossover" in text(page, f'#node-list tr[data-node-id="{run.crossover}"]')
+    expect(page.locator("#goto-best")).to_be_enabled()
+    expect(page.locator("#live")).to_be_hidden()  # no lock held: nothing to watch
+
+
+def check_details(page: Page, run: RecordedRun) -> None:
+    """A good node's code, output, metric and review; a buggy node's reason, error and calls."""
+    open_node(page, run.best)
+    assert "selected" in node_classes(page, run.best)
+    assert page.evaluate("location.hash") == f"#node={run.best}"
+    expect(page.locator("#detail-code")).to_contain_text("print(0.82)")
+    assert page.locator("#detail-code span[class]").count() > 0, "code is not highlighted"
+    assert page.locator("#detail-code.hl, #detail-code pre.hl").count() > 0
+    expect(page.locator("#detail-output")).to_contain_text("VALIDATION_METRIC: 0.82")
+    expect(page.locator("#detail-metric")).to_contain_text("0.82")
+    expect(page.locator("#detail-summary")).to_contain_text("Node 5 <em>looks</em> fine.")
+    expect(page.locator("#detail-plan")).to_contain_text("Plan of node 5.")
+    expect(page.locator("#detail-meta")).to_contain_text("crossover")
+    bug = page.locator("#detail-bug")
+    assert not bug.is_visible() or not (bug.text_content() or "").strip(), "bug shown for 5"
+    for part in ("#detail-usage", "#detail-timings"):
+        assert (page.locator(part).text_content() or "").strip(), f"{part} is empty"
+
+    # The newcomer's question, "why did it fail?", answered on the page.
+    open_node(page, 2, via="list")
+    assert "selected" in node_classes(page, 2) and "selected" not in node_classes(page, run.best)
+    expect(page.locator("#detail-bug")).to_be_visible()
+    expect(page.locator("#detail-bug")).to_contain_text(run.buggy[2])
+    error = text(page, "#detail-error")
+    assert "ValueError" in error and "could not convert" in error, error
+    assert "\x1b" not in error and "[0;31m" not in error, f"ANSI escapes left: {error!r}"
+    calls = page.locator("#detail-calls .call")
+    assert calls.count() == 2
+    system = page.locator('#detail-calls .message[data-role="system"]').first
+    expect(system).to_contain_text(SYSTEM_PROMPT)
+    expect(page.locator('#detail-calls .message[data-role="user"]').first).to_contain_text(
+        "Write a solution for node 2."
+    )
+    assert page.locator("#detail-calls .response").count() == 2
+    expect(page.locator("#detail-calls")).to_contain_text("It failed.")  # the review's summary
+    expect(page.locator("#detail-calls")).to_contain_text("submit_review")  # its tool call
+
+    open_node(page, 6)
+    expect(page.locator("#detail-bug")).to_contain_text("execution timed out after 60s")
+    expect(page.locator("#detail-error")).to_contain_text("timed out after 60s")
+
+
+def check_safety(page: Page, run: RecordedRun) -> None:
+    """Hostile content, opened everywhere, stays text: nothing runs, nothing is injected."""
+    for node_id in range(1, run.node_count + 1):
+        open_node(page, node_id, via="list" if node_id % 2 else "graph")
+    page.locator("#filter-text").fill(XSS_SEARCH)
+    page.wait_for_timeout(600)  # past the search's debounce
+    page.locator("#filter-text").fill("")
+    assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile script ran"
+    assert page.locator("#injected").count() == 0
+    assert page.evaluate(_PARSED_JS) == [], "hostile markup was parsed as HTML"
+    open_node(page, 1)
+    assert XSS_CODE_LINE in text(page, "#detail-code")
+    assert XSS_CODE.strip() in text(page, "#detail-code")
+    assert XSS_OUTPUT.strip() in text(page, "#detail-output")
+    assert XSS_PLAN in text(page, "#detail-plan")
+    expect(page.locator("#detail-code")).to_be_visible()
+    expect(page.locator("#detail-output")).to_be_visible()
+    assert SYSTEM_PROMPT in text(page, "#detail-calls")
+    open_node(page, 2)
+    assert XSS_REASON in text(page, "#detail-bug")
+    open_node(page, run.best)
+    assert "Node 5 <em>looks</em> fine." in text(page, "#detail-summary")
+    assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile script ran"
+    assert page.evaluate(_PARSED_JS) == [], "hostile markup was parsed as HTML"
+
+
+def check_filters(page: Page, run: RecordedRun) -> None:
+    """State, operator and text filters dim (never remove) the others; the count says so."""
+    everyone = set(range(1, run.node_count + 1))
+    count = page.locator("#match-count")
+    options = page.locator("#filter-operator option").evaluate_all("os => os.map(o => o.value)")
+    assert sorted(options) == ["", *OPERATORS], options
+    states = page.locator("#filter-state option").evaluate_all("os => os.map(o => o.value)")
+    assert set(states) == {"", "good", "buggy", "running", "interrupted", "best-path"}, states
+
+    page.locator("#filter-state").select_option("buggy")
+    wait_shown(page, set(run.buggy))
+    expect(count).to_have_text(re.compile(rf"\b{len(run.buggy)} of {run.node_count}\b"))
+    assert node_count(page) == run.node_count  # dimmed, not removed
+    page.locator("#filter-state").select_option("best-path")
+    wait_shown(page, set(run.best_path))
+    page.locator("#filter-state").select_option("")
+    wait_shown(page, everyone)
+    expect(count).to_have_text(re.compile(rf"\b{run.node_count} of {run.node_count}\b"))
+
+    page.locator("#filter-operator").select_option("crossover")
+    wait_shown(page, {run.crossover})
+    expect(count).to_have_text(re.compile(rf"\b1 of {run.node_count}\b"))
+    page.locator("#filter-operator").select_option("")
+    wait_shown(page, everyone)
+
+    page.locator("#filter-text").fill("Bold")  # only node 1's output has it; any case
+    wait_shown(page, {1})
+    expect(count).to_have_text(re.compile(rf"\b1 of {run.node_count}\b"))
+    page.locator("#filter-text").fill("timed")  # node 6's bug reason; with the state filter
+    page.locator("#filter-state").select_option("buggy")
+    wait_shown(page, {6})
+    page.locator("#filter-state").select_option("good")
+    wait_shown(page, set())
+    expect(count).to_have_text(re.compile(rf"\b0 of {run.node_count}\b"))
+    page.locator("#filter-state").select_option("")
+    page.locator("#filter-text").fill("")
+    wait_shown(page, everyone)
+
+
+def check_goto_best_and_hash(page: Page, url: str, run: RecordedRun) -> None:
+    """``#node=3`` in the URL opens node 3 on load; the best button opens the best node."""
+    page.goto(f"{url}#node=3")
+    page.locator('#detail[data-node-id="3"]').wait_for()
+    assert "selected" in node_classes(page, 3)
+    expect(page.locator("#detail-code")).to_contain_text("print(0.75)")
+    page.locator("#goto-best").click()
+    page.locator(f'#detail[data-node-id="{run.best}"]').wait_for()
+    assert "selected" in node_classes(page, run.best)
+    page.wait_for_function("h => location.hash === h", arg=f"#node={run.best}")
+
+
+def exercise(page: Page, url: str, run: RecordedRun) -> None:
+    """Everything a user does in normal use, for the no-errors, no-network checks."""
+    check_goto_best_and_hash(page, url, run)
+    wait_nodes(page, run.node_count)
+    for node_id in range(1, run.node_count + 1):
+        open_node(page, node_id, via="graph" if node_id % 2 else "list")
+    check_filters(page, run)

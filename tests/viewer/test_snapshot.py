@@ -1,0 +1,241 @@
+"""The viewer's JSON (``podium.viewer.snapshot``) for the recorded run: what the page draws
+(RunJSON), what a node's panel shows (NodeDetail), search, and the export's data."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from podium.errors import UserError
+from podium.records import ExecResult, ExecStatus, Metric, Node, NodeState
+from podium.scaffolds import Journal, RunDir
+from podium.viewer import highlight
+from podium.viewer.run_data import open_run
+from podium.viewer.snapshot import (
+    export_data,
+    node_detail,
+    run_json,
+    search_ids,
+    strip_ansi,
+)
+from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
+
+ANSI_OUTPUT = "\x1b[1;32mepoch 1\x1b[0m loss \x1b]8;;http://x\x07link\x1b]8;;\x07 done\x1b(B\n"
+
+
+def add_node(root: Path, node_id: int, output: str = ANSI_OUTPUT) -> None:
+    """A finished node written through the journal, as a live run would (improve of node 5)."""
+    journal = Journal.open(RunDir(root).journal)
+    rng = random.Random(0).getstate()
+    node = Node(id=node_id, parent_ids=(5,), operator="improve")
+    journal.begin(node, rng, rng, elapsed_s=50.0)
+    result = ExecResult(status=ExecStatus.OK, output=output, traceback="\x1b[31mboom\x1b[0m")
+    done = node.model_copy(
+        update={"state": NodeState.DONE, "step": 7, "code": "print(0.9)\n", "exec": result,
+                "metric": Metric(value=0.9, lower_is_better=False)}
+    )  # fmt: skip
+    journal.update(done, 51.0)
+    journal.close()
+
+
+def by_id(data: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    nodes = data["nodes"]
+    assert isinstance(nodes, list)
+    return {n["id"]: n for n in nodes}
+
+
+def test_run_json_of_the_recorded_run(recorded_run: RecordedRun) -> None:
+    data = run_json(open_run(recorded_run.root))
+    assert data["format"] == "podium-view/1"
+    assert re.fullmatch(r"[0-9a-f]{40}", data["version"])
+    assert data["live"] is False
+    nodes = by_id(data)
+    assert list(nodes) == list(range(1, recorded_run.node_count + 1))
+    assert nodes[recorded_run.crossover]["parents"] == [3, 4]
+    assert nodes[recorded_run.crossover]["operator"] == "crossover"
+    kinds = {i: n["kind"] for i, n in nodes.items()}
+    assert kinds == {1: "good", 2: "buggy", 3: "good", 4: "good", 5: "good", 6: "buggy",
+                     7: "interrupted"}  # fmt: skip
+    assert nodes[7]["state"] == "executing"
+    assert [i for i, n in nodes.items() if n["best"]] == [recorded_run.best]
+    assert {i for i, n in nodes.items() if n["on_best_path"]} == recorded_run.best_path
+    assert nodes[5]["metric"] == 0.82
+    assert nodes[2]["metric"] is None
+    assert {i: n["bug_reason"] for i, n in nodes.items() if n["bug_reason"]} == recorded_run.buggy
+    assert nodes[1]["created_at"].startswith("2026-11-30T12:01:00")
+    assert nodes[7]["finished_at"] is None and nodes[7]["step"] is None
+    assert data["operators"] == ["crossover", "debug", "draft", "improve"]
+
+
+def test_run_header(recorded_run: RecordedRun) -> None:
+    run = run_json(open_run(recorded_run.root))["run"]
+    assert run["dir"] == str(recorded_run.root)
+    assert (run["task"], run["strategy"], run["model"], run["sandbox"]) == (
+        "toy", "evolutionary", "openai/gpt-test", "bwrap"
+    )  # fmt: skip
+    assert (run["status"], run["stop_reason"], run["lower_is_better"]) == (
+        "finished",
+        "steps",
+        False,
+    )
+    assert (run["best_node"], run["best_metric"]) == (5, 0.82)
+    assert (run["steps"], run["good_nodes"], run["buggy_nodes"]) == (6, 4, 2)
+    assert (run["calls"], run["input_tokens"], run["cost_usd"]) == (12, 9000, 0.072)
+    assert run["grade"]["medal"] == "bronze" and run["grade"]["leaderboard_percentile"] == 61.0
+    assert "sandboxed" not in run["grade"]
+
+
+def test_a_run_without_summary_still_has_a_header(recorded_run: RecordedRun) -> None:
+    """A run killed before its first summary.json: fields come from its config and journal."""
+    (recorded_run.root / "summary.json").unlink()
+    run = run_json(open_run(recorded_run.root))["run"]
+    assert (run["task"], run["strategy"], run["model"]) == (
+        "toy",
+        "evolutionary",
+        "openai/gpt-test",
+    )
+    assert run["status"] == "stopped"
+    assert (run["steps"], run["buggy_nodes"], run["grade"]) == (6, 2, None)
+    assert run["calls"] == 12  # the nodes' own usage, summed
+    assert run["lower_is_better"] is False
+
+
+def test_a_running_node_while_the_run_holds_its_lock(recorded_run: RecordedRun) -> None:
+    rd = RunDir(recorded_run.root)
+    rd.lock()
+    try:
+        live = run_json(open_run(recorded_run.root))
+    finally:
+        rd.unlock()
+    assert live["live"] is True
+    assert by_id(live)[recorded_run.running]["kind"] == "running"
+    after = run_json(open_run(recorded_run.root))
+    assert after["live"] is False and after["version"] != live["version"]
+
+
+def test_version_is_stable_and_follows_the_journal(recorded_run: RecordedRun) -> None:
+    first = run_json(open_run(recorded_run.root))
+    assert run_json(open_run(recorded_run.root)) == first
+    add_node(recorded_run.root, 8)
+    second = run_json(open_run(recorded_run.root))
+    assert second["version"] != first["version"]
+    assert by_id(second)[8]["parents"] == [5]
+
+
+def test_nan_in_the_summary_is_null_json(recorded_run: RecordedRun) -> None:
+    """summary.json is written by Python's json, which allows NaN; a browser's JSON.parse does
+    not: non-finite numbers are sent as null."""
+    path = recorded_run.root / "summary.json"
+    summary = json.loads(path.read_text())
+    summary["grade"]["score"] = float("nan")
+    summary["elapsed_s"] = float("inf")
+    path.write_text(json.dumps(summary))
+    run = run_json(open_run(recorded_run.root))
+    assert (run["run"]["grade"]["score"], run["run"]["elapsed_s"]) == (None, None)
+    json.dumps(run, allow_nan=False)
+
+
+def test_node_detail_keeps_hostile_content_as_text(recorded_run: RecordedRun) -> None:
+    view = open_run(recorded_run.root)
+    detail = node_detail(view, 1)
+    assert (detail["code"], detail["plan"]) == (XSS_CODE, XSS_PLAN)
+    assert detail["output"].startswith(XSS_OUTPUT)
+    assert "&lt;/script&gt;" in detail["code_html"]
+    assert "</script" not in detail["code_html"] and "<script" not in detail["code_html"]
+    assert "style=" not in detail["code_html"]
+    assert re.sub(r"<span class=\"[\w ]+\">|</span>", "", detail["code_html"]) == (
+        XSS_CODE.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    )
+    assert node_detail(view, 2)["bug_reason"] == XSS_REASON
+
+
+def test_node_detail_fields(recorded_run: RecordedRun) -> None:
+    view = open_run(recorded_run.root)
+    detail = node_detail(view, recorded_run.crossover)
+    assert detail["children"] == [6, 7]
+    assert detail["summary"] == "Node 5 <em>looks</em> fine."
+    assert detail["has_submission"] is True
+    assert detail["usage"] == {"input_tokens": 1505, "output_tokens": 250, "cost_usd": 0.012,
+                               "calls": 2}  # fmt: skip
+    assert detail["timings"]["total_s"] == 4.5
+    assert detail["timings"]["overhead_s"] == pytest.approx(0.5)
+    assert detail["exec"]["status"] == "ok" and "output" not in detail["exec"]
+    timed_out = node_detail(view, 6)["exec"]
+    assert timed_out["timed_out"] is True and timed_out["killed_reason"] == "timed out after 60s"
+    assert node_detail(view, 7)["exec"] is None and node_detail(view, 7)["output"] == ""
+    light = by_id(run_json(view))[recorded_run.crossover]
+    assert {k: detail[k] for k in light} == light
+
+
+def test_node_detail_calls(recorded_run: RecordedRun) -> None:
+    calls = node_detail(open_run(recorded_run.root), recorded_run.crossover)["calls"]
+    assert [(c["role"], c["seq"]) for c in calls] == [("code", 4), ("review", 4)]
+    code, review = calls
+    assert [m["role"] for m in code["messages"]] == ["system", "user"]
+    assert code["messages"][0]["content"] == "You are a Kaggle grandmaster. <b>Be brief.</b>"
+    assert code["response"]["text"].startswith("A plan.")
+    assert (code["response"]["input_tokens"], code["response"]["finish"]) == (1005, "stop")
+    assert code["model"] == "openai/gpt-test" and code["attempts"] == 1 and code["error"] is None
+    assert review["response"]["tool_call"] == {
+        "name": "submit_review",
+        "arguments": {"is_bug": False, "summary": "Node 5 <em>looks</em> fine."},
+    }
+    assert review["response"]["replayed"] is False and review["tools"] == []
+
+
+def test_ansi_escapes_are_stripped(recorded_run: RecordedRun) -> None:
+    add_node(recorded_run.root, 8)
+    view = open_run(recorded_run.root)
+    assert node_detail(view, 8)["output"] == "epoch 1 loss link done\n"
+    assert node_detail(view, 8)["exec"]["traceback"] == "boom"
+    assert "\x1b" not in node_detail(view, 2)["exec"]["traceback"]
+    assert strip_ansi("a\x1b[38;5;208mb\x1b[Kc\x1b7d") == "abcd"
+
+
+def test_a_missing_node_is_a_one_line_error(recorded_run: RecordedRun) -> None:
+    with pytest.raises(UserError, match="no node 99"):
+        node_detail(open_run(recorded_run.root), 99)
+
+
+@pytest.mark.parametrize(
+    ("q", "ids"),
+    [
+        ("", [1, 2, 3, 4, 5, 6, 7]),
+        ("SCRIPT", [1]),  # code and plan, any case
+        ("pwned = 3", [1]),  # the plan only
+        ("onerror", [1]),  # output
+        ("svg onload", [2]),  # bug reason
+        ("could not CONVERT", [2]),  # error value, traceback, reason
+        ("valueerror", [2]),  # error name
+        ("looks", [1, 3, 4, 5]),  # review summary
+        ("timed out", [6]),
+        ("wip", [7]),  # a running node's code
+        ("[0;31m", []),  # colour codes are not text
+        ("no such text", []),
+    ],
+)
+def test_search(recorded_run: RecordedRun, q: str, ids: list[int]) -> None:
+    assert search_ids(open_run(recorded_run.root), q) == ids
+
+
+def test_export_data(recorded_run: RecordedRun) -> None:
+    view = open_run(recorded_run.root)
+    data = export_data(view)
+    assert data["run"] == run_json(view)
+    assert sorted(data["details"], key=int) == [str(i) for i in range(1, 8)]
+    for node_id in range(1, 8):
+        assert data["details"][str(node_id)] == node_detail(view, node_id)
+    json.dumps(data, allow_nan=False)
+
+
+def test_highlight_uses_classes_scoped_to_hl() -> None:
+    html = highlight.code_html("\n\nx = '<b>' & 1  # c\n")
+    assert html.startswith("\n\n") and "&lt;b&gt;" in html and "&amp;" in html
+    assert 'class="c1"' in html and "style=" not in html
+    rules = [line for line in highlight.css().splitlines() if "{" in line]
+    assert rules and all(line.startswith(".hl") for line in rules)
