@@ -27,6 +27,7 @@ from rich.tree import Tree
 from podium.errors import UserError
 from podium.records import ModelCall, Node, Usage
 from podium.redact import redact
+from podium.sandbox import ESCAPE_SEQUENCE, SGR, strip_ansi
 from podium.viewer.run_data import RunView, open_run
 
 if TYPE_CHECKING:
@@ -38,12 +39,8 @@ DEFAULT_OUTPUT_LINES = 200
 DEFAULT_DIFF_LINES = 60
 STYLES = {"good": "green", "buggy": "red", "running": "yellow", "interrupted": "magenta"}
 
-# Terminal control: escape sequences (CSI, OSC, DCS/SOS/PM/APC, two-byte), then any other
-# control character and the bidi overrides that make code read differently than it runs.
-_ESCAPE = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[ -~]?)"
-)
-_SGR = re.compile(r"\x1b\[[0-9;]*m")
+# Any control character left after escape sequences are removed, and the bidi overrides that
+# make code read differently than it runs.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -207,7 +204,7 @@ def _show_buggy(console: Console, view: RunView) -> None:
         head.append(f"  {node.operator}  parents {parents}  step {node.step}")
         console.print(head)
         console.print(_indented(visible(node.bug_reason or "no reason recorded")))
-        error = _error_line(node)
+        error = node.exec.error_line if node.exec else None
         if error and error not in (node.bug_reason or ""):
             console.print(_indented(f"error: {visible(error)}"))
     console.print(
@@ -493,7 +490,7 @@ def _print_diff(console: Console, diff: list[str], limit: int) -> None:
     for line in shown:
         style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
         style = "bold" if line.startswith(("+++", "---")) else style
-        console.print(Text(visible(_ESCAPE.sub("", line)), style=style))
+        console.print(Text(visible(strip_ansi(line)), style=style))
     if len(diff) > len(shown):
         console.print(Text(f"[{len(diff) - len(shown)} more diff lines cut]", style="dim"))
 
@@ -505,15 +502,6 @@ def _seconds(seconds: float) -> str:
         return f"{seconds:.1f}s"
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
-
-
-def _error_line(node: Node) -> str | None:
-    result = node.exec
-    if result is None:
-        return None
-    if result.error_name:
-        return f"{result.error_name}: {result.error_value or ''}"
-    return result.killed_reason
 
 
 # --- untrusted text --------------------------------------------------------------------------
@@ -528,9 +516,9 @@ def visible(text: str) -> str:
 def terminal_text(text: str, colours: bool = False) -> Text:
     """What a program printed: escape sequences dropped (``colours``: SGR ones rendered)."""
     if not colours:
-        return Text(visible(_ESCAPE.sub("", text)))
-    kept = _ESCAPE.sub(lambda m: m.group() if _SGR.fullmatch(m.group()) else "", text)
-    parts, codes = _SGR.split(kept), [*_SGR.findall(kept), ""]
+        return Text(visible(strip_ansi(text)))
+    kept = ESCAPE_SEQUENCE.sub(lambda m: m.group() if SGR.fullmatch(m.group()) else "", text)
+    parts, codes = SGR.split(kept), [*SGR.findall(kept), ""]
     return Text.from_ansi(
         "".join(visible(part) + code for part, code in zip(parts, codes, strict=True))
     )

@@ -155,6 +155,13 @@ class ExecResult(Record):
     def failed(self) -> bool:
         return self.status is not ExecStatus.OK
 
+    @property
+    def error_line(self) -> str | None:
+        """What went wrong, in one line: ``ValueError: boom``, or why the kernel was stopped."""
+        if self.error_name:
+            return f"{self.error_name}: {self.error_value or ''}".rstrip(": ")
+        return self.killed_reason
+
 
 class GradeReport(Record):
     """A submission graded on the private answers, with MLE-bench's field names.

@@ -30,11 +30,16 @@ from podium.config import RunConfig, read_toml, validate_config
 from podium.errors import RunDirError, SandboxError, TaskError, UserError
 from podium.interfaces import Limits, Sandbox, Task, Workspace
 from podium.plugins import Registry
-from podium.records import ExecResult, ExecStatus, Node, NodeState
-from podium.scaffolds import RunDir
-from podium.scaffolds.loop import MAX_SUBMISSION_BYTES
-from podium.scaffolds.review import metric_from_output
-from podium.scaffolds.rundir import SUBMISSION
+from podium.records import ExecResult, Node, NodeState
+from podium.scaffolds import (
+    SUBMISSION,
+    RunDir,
+    collect_submission,
+    metric_from_output,
+    sandbox_failure,
+    submission_problem,
+    tidy_workspace,
+)
 from podium.viewer.run_data import RunView, open_run
 
 log = logging.getLogger("podium")
@@ -122,7 +127,8 @@ def rerun_node(
     (root / "solution.py").write_text(node.code, encoding="utf-8")
     result = asyncio.run(_execute(box, node.code, Workspace(root, task.public_dir), limits))
     (root / "output.txt").write_text(result.output, encoding="utf-8")
-    submitted = _collect(reruns, number, keep_working=cfg.exec.keep_working)
+    submitted = collect_submission(root)  # refuses a symlink or FIFO "submission"
+    tidy_workspace(root, cfg.exec.keep_working)
     report = RerunReport(
         run_dir=str(view.root.resolve()), node_id=node_id, rerun=number,
         rerun_dir=str(root.resolve()),
@@ -204,22 +210,9 @@ async def _execute(box: Sandbox, code: str, workspace: Workspace, limits: Limits
     try:
         return await box.execute(code, workspace, limits)
     except SandboxError as exc:
-        return ExecResult(
-            status=ExecStatus.DIED, error_name="SandboxError", error_value=str(exc),
-            output=f"SandboxError: {exc}\n", killed_reason=f"sandbox error: {exc}",
-        )  # fmt: skip
+        return sandbox_failure(exc)
     finally:
         await box.aclose()
-
-
-def _collect(reruns: Path, number: int, keep_working: bool) -> bool:
-    """Move the new submission into place and tidy up, with the code that does it for nodes
-    (a solution's files are hostile: a symlink or FIFO "submission" is refused)."""
-    dirs = RunDir(reruns.parent)
-    dirs.nodes = reruns  # node_dir(n) is reruns/<n>
-    submitted = dirs.collect_submission(number)
-    dirs.tidy_node(number, keep_working)
-    return submitted
 
 
 def _compare(
@@ -245,8 +238,8 @@ def _compare(
     return {
         "status_then": str(then.status),
         "status_now": str(now.status),
-        "error_then": _error(then),
-        "error_now": _error(now),
+        "error_then": then.error_line,
+        "error_now": now.error_line,
         "metric_then": metric_then,
         "metric_now": metric_now,
         "metric_problem_now": found if isinstance(found, str) else None,
@@ -270,27 +263,13 @@ def _submissions(
         "submission_then": had,
         "submission_now": submitted,
         "submission_identical": filecmp.cmp(old, new, shallow=False) if had and submitted else None,
-        "submission_problem_now": _format_problem(task, new) if submitted else None,
+        "submission_problem_now": submission_problem(task, new) if submitted else None,
     }
 
 
 def _metric(output: str) -> float | None:
     found = metric_from_output(output)
     return found if isinstance(found, float) else None
-
-
-def _error(result: ExecResult) -> str | None:
-    if result.error_name:
-        return f"{result.error_name}: {result.error_value or ''}".rstrip(": ")
-    return result.killed_reason
-
-
-def _format_problem(task: Task, path: Path) -> str | None:
-    """The task's format check, on a file the host can afford to read (as the loop does)."""
-    size = path.stat().st_size
-    if size > MAX_SUBMISSION_BYTES:
-        return f"submission.csv is {size} bytes, over the {MAX_SUBMISSION_BYTES}-byte cap"
-    return task.check_submission(path)
 
 
 def _diff(then: str, now: str, node_id: int, number: str) -> list[str]:

@@ -89,7 +89,7 @@ def test_sigterm_stops_cleanly_and_open_opens_the_url(
 ) -> None:
     opened = tmp_path / "opened"
     browser = tmp_path / "browser"  # webbrowser runs $BROWSER with the URL as its argument
-    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}.tmp && mv {opened}.tmp {opened}\n')
     browser.chmod(0o755)
     viewer = Viewer(
         str(recorded_run.root), "--port", "0", "--open", env=cli_env(BROWSER=str(browser))

@@ -13,11 +13,13 @@ from podium.sandbox.kernel import KernelCommand, ipykernel_argv
 from podium.sandbox.limits import ResourceLimits, format_bytes, parse_bytes
 from podium.sandbox.local import LocalSandbox
 from podium.sandbox.options import DEFAULT_PREIMPORTS, SandboxOptions
-from podium.sandbox.output import CappedOutput
+from podium.sandbox.output import ESCAPE_SEQUENCE, SGR, CappedOutput, strip_ansi
 from podium.sandbox.workspace import Slot
 
 __all__ = [
     "DEFAULT_PREIMPORTS",
+    "ESCAPE_SEQUENCE",
+    "SGR",
     "BwrapSandbox",
     "CappedOutput",
     "CheckLine",
@@ -34,4 +36,5 @@ __all__ = [
     "ipykernel_argv",
     "parse_bytes",
     "run_checks",
+    "strip_ansi",
 ]

@@ -9,11 +9,20 @@ from __future__ import annotations
 import re
 from collections import deque
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Terminal escape sequences (ipykernel colours tracebacks; a hostile solution may print any):
+# CSI (colours, cursor moves), OSC (titles, links: ended by BEL or ESC \), DCS/SOS/PM/APC
+# strings, then the two-byte escapes ("ESC 7", "ESC ( B"...).
+ESCAPE_SEQUENCE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|[ -/]*[0-~]?)"
+)
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # colours and text attributes only
 
 
 def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
+    """``text`` without terminal escape sequences (a browser would show them as garbage, a
+    terminal would obey them)."""
+    return ESCAPE_SEQUENCE.sub("", text)
 
 
 class CappedOutput:

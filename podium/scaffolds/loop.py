@@ -23,6 +23,7 @@ import random
 import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Protocol
 
 from podium.errors import (
@@ -377,7 +378,7 @@ class Search:
                 node.code, Workspace(root, self.parts.task.public_dir), limits
             )
         except SandboxError as exc:
-            result = ExecResult(status=ExecStatus.DIED, killed_reason=f"sandbox error: {exc}")
+            result = sandbox_failure(exc)
         (root / "output.txt").write_text(result.output, encoding="utf-8")
         for leftover in ("working", "submission", "input"):
             path = root / leftover
@@ -388,12 +389,7 @@ class Search:
         return result
 
     def _submission_problem(self, node_id: int) -> str | None:
-        """The format check, on a file the host can afford to read (the solution is hostile)."""
-        path = self.run_dir.node_dir(node_id) / SUBMISSION
-        size = path.stat().st_size
-        if size > MAX_SUBMISSION_BYTES:
-            return f"submission.csv is {size} bytes, over the {MAX_SUBMISSION_BYTES}-byte cap"
-        return self.parts.task.check_submission(path)
+        return submission_problem(self.parts.task, self.run_dir.node_dir(node_id) / SUBMISSION)
 
     async def _execute(self, node: Node) -> ExecResult:
         timeout = self.settings.exec_timeout_s
@@ -407,12 +403,26 @@ class Search:
             self.sandbox_failures += 1
             if self.sandbox_failures >= MAX_SANDBOX_FAILURES:
                 raise StopRun(f"the sandbox failed {self.sandbox_failures} times: {exc}") from exc
-            return ExecResult(
-                status=ExecStatus.DIED, error_name="SandboxError", error_value=str(exc),
-                output=f"SandboxError: {exc}\n", killed_reason=f"sandbox error: {exc}",
-            )  # fmt: skip
+            return sandbox_failure(exc)
         self.sandbox_failures = 0
         return result
+
+
+def sandbox_failure(exc: SandboxError) -> ExecResult:
+    """The result of an execution the sandbox could not carry out (no kernel, a lost one)."""
+    return ExecResult(
+        status=ExecStatus.DIED, error_name="SandboxError", error_value=str(exc),
+        output=f"SandboxError: {exc}\n", killed_reason=f"sandbox error: {exc}",
+    )  # fmt: skip
+
+
+def submission_problem(task: Task, path: Path) -> str | None:
+    """The task's format check, on a file the host can afford to read (the solution is
+    hostile: a multi-gigabyte "submission" is refused unread)."""
+    size = path.stat().st_size
+    if size > MAX_SUBMISSION_BYTES:
+        return f"submission.csv is {size} bytes, over the {MAX_SUBMISSION_BYTES}-byte cap"
+    return task.check_submission(path)
 
 
 def _fatal_message(exc: ModelFatalError) -> str:

@@ -77,23 +77,10 @@ class RunDir:
         (self.node_dir(node_id) / name).write_text(text, encoding="utf-8")
 
     def collect_submission(self, node_id: int) -> bool:
-        """Move ``submission/submission.csv`` to ``<node>/submission.csv`` if it is a real file."""
-        node_dir = self.node_dir(node_id)
-        written = node_dir / "submission" / SUBMISSION
-        if written.parent.is_symlink() or not _is_regular_file(written):
-            return False
-        os.replace(written, node_dir / SUBMISSION)
-        return True
+        return collect_submission(self.node_dir(node_id))
 
     def tidy_node(self, node_id: int, keep_working: bool) -> None:
-        """Remove what a finished node no longer needs (the input link, scratch space)."""
-        node_dir = self.node_dir(node_id)
-        link = node_dir / "input"
-        if link.is_symlink():
-            link.unlink()
-        shutil.rmtree(node_dir / "submission", ignore_errors=True)
-        if not keep_working:
-            shutil.rmtree(node_dir / "working", ignore_errors=True)
+        tidy_workspace(self.node_dir(node_id), keep_working)
 
     # --- the final node -------------------------------------------------------------------
 
@@ -130,6 +117,26 @@ class RunDir:
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+
+
+def collect_submission(folder: Path) -> bool:
+    """Move ``submission/submission.csv`` to ``folder/submission.csv`` if it is a real file
+    (``folder`` is where a solution ran: a node's directory, or a rerun's)."""
+    written = folder / "submission" / SUBMISSION
+    if written.parent.is_symlink() or not _is_regular_file(written):
+        return False
+    os.replace(written, folder / SUBMISSION)
+    return True
+
+
+def tidy_workspace(folder: Path, keep_working: bool) -> None:
+    """Remove what a finished execution no longer needs (the input link, scratch space)."""
+    link = folder / "input"
+    if link.is_symlink():
+        link.unlink()
+    shutil.rmtree(folder / "submission", ignore_errors=True)
+    if not keep_working:
+        shutil.rmtree(folder / "working", ignore_errors=True)
 
 
 def _is_regular_file(path: Path) -> bool:

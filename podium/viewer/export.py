@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from podium.errors import UserError
+from podium.viewer import page
 from podium.viewer.run_data import open_run
 from podium.viewer.snapshot import export_data
 
@@ -23,8 +24,6 @@ def export_html(run_dir: Path, dest: Path) -> int:
     A bad run dir or a ``dest`` that cannot be written (missing directory, a directory itself)
     is a one-line error, checked before the run is read.
     """
-    from podium.viewer import page  # the page's module (the HTML around the data)
-
     _check_dest(dest)
     view = open_run(run_dir)
     html = page.export_page(export_data(view))

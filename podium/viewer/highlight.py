@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from pygments import highlight  # type: ignore[import-untyped]  # no stubs in the dev deps
-from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
-from pygments.lexers import PythonLexer  # type: ignore[import-untyped]
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
 
 STYLE = "default"  # a light style with readable contrast (pygments' own default)
 SCOPE = ".hl"  # the class of the <pre> that holds code_html
@@ -36,5 +36,7 @@ def css() -> str:
     ``pre { … }`` that would restyle every ``<pre>`` on the page.
     """
     formatter = HtmlFormatter(style=STYLE)
-    rules = [*formatter.get_background_style_defs(SCOPE), *formatter.get_token_style_defs(SCOPE)]
+    background = formatter.get_background_style_defs(SCOPE)  # type: ignore[no-untyped-call]
+    tokens = formatter.get_token_style_defs(SCOPE)  # type: ignore[no-untyped-call]
+    rules = [*background, *tokens]
     return "\n".join(rules) + "\n"

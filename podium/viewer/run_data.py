@@ -72,8 +72,9 @@ class RunView:
             return "interrupted"
         return "good" if node.is_good else "buggy"
 
-    def calls(self, node_id: int) -> list[ModelCall]:
-        """The model calls a node made, in order (prompts and answers in full)."""
+    def calls(self, node_id: int | None = None) -> list[ModelCall]:
+        """The model calls a node made (None: every node's), in order, prompts and answers in
+        full. Read on demand: they are most of a journal's bytes."""
         journal = Journal.open(RunDir(self.root).journal)
         try:
             return journal.calls(node_id)

@@ -30,8 +30,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from podium.errors import UserError
-from podium.viewer import snapshot
-from podium.viewer.run_data import open_run
+from podium.viewer import page, snapshot
+from podium.viewer.run_data import open_run, run_is_live
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -57,6 +57,7 @@ class ViewerServer(ThreadingHTTPServer):
 
     def __init__(self, run_dir: Path, port: int) -> None:
         self.run_dir = run_dir
+        self.runs = RunCache(run_dir)
         super().__init__((HOST, port), _Handler)
 
     def server_bind(self) -> None:
@@ -79,6 +80,45 @@ class ViewerServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: a browser closing a connection mid-answer is normal; the rest was already
         answered as a 500 by the handler."""
+
+
+class RunCache:
+    """The last RunJSON, kept while the run's files are unchanged.
+
+    The page polls ``/api/run`` every second for as long as it is open; re-reading a long run's
+    journal each time would cost a noticeable share of a core beside the run itself (about
+    80 ms per poll at 1000 nodes; perf/viewer_load.py). A commit to the journal changes the
+    WAL file's size or mtime, a new summary or best node changes theirs, and a run that starts
+    or stops changes its liveness: any of these reads the run again.
+    """
+
+    WATCHED = ("journal.sqlite", "journal.sqlite-wal", "summary.json", "best/node.json")
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._lock = threading.Lock()
+        self._last: tuple[tuple[object, ...], dict[str, Any]] | None = None
+
+    def get(self) -> dict[str, Any]:
+        key = self._fingerprint()
+        with self._lock:
+            if self._last is not None and self._last[0] == key:
+                return self._last[1]
+        data = snapshot.run_json(open_run(self.run_dir))
+        with self._lock:
+            self._last = (key, data)
+        return data
+
+    def _fingerprint(self) -> tuple[object, ...]:
+        stamps: list[object] = []
+        for name in self.WATCHED:
+            try:
+                st = (self.run_dir / name).stat()
+            except OSError:
+                stamps.append(None)
+                continue
+            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        return (*stamps, run_is_live(self.run_dir))
 
 
 def make_server(run_dir: Path, port: int | None) -> ViewerServer:
@@ -175,8 +215,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": message})
 
     def _route(self, path: str, query: dict[str, list[str]]) -> None:
-        from podium.viewer import page  # the page's module (static files, export)
-
         if path == "/":
             body = page.live_page().encode("utf-8")
             self._send(HTTPStatus.OK, body, "text/html; charset=utf-8", cache="no-cache")
@@ -193,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.NOT_FOUND, {"error": f"not found: {path}"})
 
     def _run(self) -> None:
-        data = snapshot.run_json(open_run(self.server.run_dir))
+        data = self.server.runs.get()
         etag = f'"{data["version"]}"'
         if _matches(etag, self.headers.get("If-None-Match", "")):
             self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)

@@ -12,28 +12,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
 from podium.records import ExecResult, ModelCall, Node
-from podium.scaffolds import Journal, RunDir
+from podium.sandbox import strip_ansi
 from podium.viewer import highlight
 from podium.viewer.run_data import RunView
 
 FORMAT = "podium-view/1"
 GRADE_FIELDS = ("score", "medal", "any_medal", "valid_submission", "above_median")
-
-# CSI (colours, cursor moves), OSC (titles, links: ended by BEL or ESC \), then the other escapes
-# (ESC, intermediate bytes, a final byte: "ESC 7", "ESC ( B"...).
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")
-
-
-def strip_ansi(text: str) -> str:
-    """``text`` without terminal escape sequences."""
-    return _ANSI.sub("", text)
-
 
 # --- the run ------------------------------------------------------------------------------
 
@@ -256,13 +245,8 @@ def export_data(view: RunView) -> dict[str, Any]:
 
 
 def _all_calls(view: RunView) -> dict[int, list[ModelCall]]:
-    journal = Journal.open(RunDir(view.root).journal)
-    try:
-        calls = journal.calls()
-    finally:
-        journal.close()
     by_node: dict[int, list[ModelCall]] = defaultdict(list)
-    for call in calls:
+    for call in view.calls():
         by_node[call.node_id].append(call)
     return by_node
 

@@ -13,6 +13,7 @@ import pytest
 
 from podium.errors import UserError
 from podium.records import ExecResult, ExecStatus, Metric, Node, NodeState
+from podium.sandbox import strip_ansi
 from podium.scaffolds import Journal, RunDir
 from podium.viewer import highlight
 from podium.viewer.run_data import open_run
@@ -21,7 +22,6 @@ from podium.viewer.snapshot import (
     node_detail,
     run_json,
     search_ids,
-    strip_ansi,
 )
 from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
 
