@@ -245,6 +245,7 @@ def print_start(run: RunInfo, search: Search) -> None:
         f"is better)   model {run.model}   strategy {run.strategy}"
     )
     out.print(f"sandbox  {parts.sandbox.describe()}")
+    out.print(f"watch    podium view {escape(str(run.run_dir))}   (the search graph, live)")
     if parts.sandbox.notice:
         err.print(f"warning: {parts.sandbox.notice}")
     if not parts.sandbox.isolated:

@@ -109,4 +109,5 @@ def test_the_quickstart_run_prints_a_row_per_node_and_the_best(
     assert rows[1][4:6] == ["buggy:", "KeyError:"]
     assert "best: node 1, validation metric 0.94 (higher is better)" in result.stdout
     assert "sandbox  bwrap: memory" in result.stdout
+    assert f"watch    podium view {tmp_path / 'run'}" in result.stdout  # how to see the graph
     assert "warning" not in result.stderr

@@ -85,7 +85,6 @@
     const details = data.details || {};
     return {
       live: false,
-      summary: (id) => (details[String(id)] || {}).summary || '',
       run: async () => data.run,
       node: async (id) => details[String(id)] || null,
       search: async (q) => {
@@ -102,7 +101,6 @@
     const cache = new Map();  // id -> {sig, detail}: refetched when the node changes
     return {
       live: true,
-      summary: (id) => (cache.has(id) ? cache.get(id).detail.summary || '' : ''),
       async run() {
         const headers = etag ? { 'If-None-Match': etag } : {};
         const r = await fetch('/api/run', { headers, cache: 'no-store' });
@@ -132,12 +130,6 @@
 
   const embedded = $('podium-data');
   const source = embedded ? exportSource(JSON.parse(embedded.textContent)) : liveSource();
-
-  // A node's review summary for the list: in the run's data if the server sends it, else in
-  // any detail already loaded (an export has them all).
-  function knownSummary(n) {
-    return typeof n.summary === 'string' ? n.summary : source.summary(n.id);
-  }
 
   // ---- layout: a layered DAG (depth = 1 + deepest parent), children kept near parents -------
 
@@ -305,7 +297,7 @@
     if (n.kind === 'buggy') return n.bug_reason || 'buggy';
     if (n.kind === 'running') return n.state + '…';
     if (n.kind === 'interrupted') return `interrupted (${n.state})`;
-    return knownSummary(n);
+    return n.summary || '';
   }
 
   function drawList() {
@@ -582,8 +574,6 @@
     drawDetail(n, d);
     panel.scrollTop = opts.keepScroll ? top : 0;
     if (!opts.keepScroll && narrow.matches) panel.scrollIntoView();  // one column: go to it
-    const why = document.querySelector(`#node-list tr.good[data-node-id="${id}"] td.why`);
-    if (why && d && d.summary && !why.textContent) why.textContent = why.title = d.summary;
   }
 
   function closeDetail() {
