@@ -1,8 +1,8 @@
 """The live viewer: a small HTTP server on 127.0.0.1 serving the page and the run as JSON.
 
-Routes (the viewer's contract): ``/`` the page, ``/static/app.js`` and ``/static/style.css``,
-``/api/run`` (RunJSON, with an ETag so an unchanged run answers 304), ``/api/node/<id>``
-(NodeDetail) and ``/api/search?q=`` (``{"ids": [...]}``); anything else is 404.
+Routes (docs/viewer.md, "The page's contract"): ``/`` the page, ``/static/app.js`` and
+``/static/style.css``, ``/api/run`` (RunJSON, with an ETag so an unchanged run answers 304),
+``/api/node/<id>`` (NodeDetail) and ``/api/search?q=`` (``{"ids": [...]}``); else 404.
 
 Safety: the socket is bound to 127.0.0.1 only, and a request whose Host header is not
 ``127.0.0.1:PORT`` or ``localhost:PORT`` gets 403, so a web page the user visits cannot reach

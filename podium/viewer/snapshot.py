@@ -1,8 +1,9 @@
 """A run as the viewer's JSON: what ``/api/…`` answers and what an export embeds.
 
-The shapes are the contract between the server and the page (RunJSON, LightNode, NodeDetail in
-the viewer's contract). Everything here is plain data: node content (code, output, prompts) is
-untrusted text and stays text, except ``code_html``, which ``highlight`` has escaped. Terminal
+The shapes are the contract between the server and the page (RunJSON, LightNode, NodeDetail:
+docs/viewer.md, "The page's contract"). Everything here is plain data: node content (code,
+output, prompts) is untrusted text and stays text, except ``code_html``, which ``highlight`` has
+escaped. Terminal
 colour codes are stripped from output and tracebacks (a browser would show them as garbage),
 and non-finite floats become null (``NaN`` is not JSON a browser can parse).
 """

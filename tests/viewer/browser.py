@@ -1,6 +1,22 @@
-"""What the viewer's page must show, checked in a real browser: shared by the live-server tests
-(``test_browser_live.py``) and the offline-export tests (``test_browser_export.py``), which run
-the same checks against the recorded run (``tests/recorded_run.py``) through the DOM contract.
+"""What the viewer's page must show, checked in a real browser, live and exported alike
+(``test_browser.py`` runs each check on both), against the recorded run
+(``tests/recorded_run.py``).
+
+The DOM contract these checks hold the page (``podium/viewer/static/``) to:
+
+* header: ``#run-title`` (task), ``#run-status`` (running, finished, ...), ``#node-count``
+  (``N nodes``), ``#live`` (shown only while the run is live);
+* graph: ``svg#graph``; a ``g.node[data-node-id]`` per node with its kind as a class (``good``
+  ``buggy`` ``running`` ``interrupted``), plus ``best``, ``on-best-path``, ``selected``,
+  ``filtered-out``; a ``<title>`` tooltip; the id and metric (or ✗) as its label; one
+  ``path.edge[data-from][data-to]`` per parent;
+* ``#node-list``: a ``tr[data-node-id]`` per node (same classes), with the bug reason;
+* filters: ``select#filter-operator``, ``select#filter-state`` (good, buggy, running,
+  interrupted, best-path), ``input#filter-text``, ``#match-count`` (``k of N``); ``#goto-best``;
+* ``#detail[data-node-id]`` with ``#detail-title``, ``-meta``, ``-metric``, ``-bug``,
+  ``-summary``, ``-plan``, ``-code`` (``pre.hl``), ``-output``, ``-error``, ``-usage``,
+  ``-timings``, ``-calls`` (a ``.call`` per model call, ``.message[data-role]``, ``.response``);
+* the URL hash ``#node=N`` names the open node.
 """
 
 from __future__ import annotations
