@@ -8,11 +8,14 @@ because they are persisted as JSON in the journal and must round-trip exactly.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from podium.untrusted import Inert, InertOrNone
 
 
 def utcnow() -> datetime:
@@ -21,6 +24,16 @@ def utcnow() -> datetime:
 
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied, and validated like any new record.
+
+        Pydantic's own ``model_copy`` skips validation, which would let an update bypass a
+        field's rules (the inert text of sandbox output, say).
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        return self.model_validate({**self.__dict__, **update})
 
 
 # --- model calls -------------------------------------------------------------------------
@@ -136,20 +149,27 @@ class ExecStatus(StrEnum):
 
 
 class ExecResult(Record):
-    """What happened when a solution ran. ``output`` is head + tail of stdout/stderr."""
+    """What happened when a solution ran. ``output`` is head + tail of stdout/stderr.
+
+    Every text field came from the sandbox and is made inert (``podium.untrusted``).
+    ``submission_refused`` says why what the solution left at ``submission/submission.csv``
+    was not handed over (a symlink, a FIFO, too large); None when there was nothing there or
+    it was handed over.
+    """
 
     status: ExecStatus
-    output: str = ""
+    output: Inert = ""
     output_bytes: int = 0
     output_truncated: bool = False
-    error_name: str | None = None
-    error_value: str | None = None
-    traceback: str | None = None
+    error_name: InertOrNone = None
+    error_value: InertOrNone = None
+    traceback: InertOrNone = None
     duration_s: float = 0.0
     kernel_start_s: float = 0.0
     timed_out: bool = False
-    killed_reason: str | None = None
+    killed_reason: InertOrNone = None
     peak_memory_bytes: int | None = None
+    submission_refused: InertOrNone = None
 
     @property
     def failed(self) -> bool:
@@ -168,7 +188,8 @@ class GradeReport(Record):
 
     ``score`` is ``round(grade, 5)``, None when the submission is missing or invalid (``error``
     says why). ``sandboxed`` is False when the code that wrote it ran without isolation (not
-    clean-track), None when unknown (a file graded by hand). ``leaderboard_percentile``
+    clean-track), None when unknown (a file graded by hand); ``isolation_gaps`` names what the
+    sandbox could not give on that machine (empty: nothing was missing). ``leaderboard_percentile``
     (0–100) is the share of leaderboard entries the score strictly beats; 0 without a score.
     """
 
@@ -191,7 +212,8 @@ class GradeReport(Record):
     created_at: datetime
     submission_path: str
     sandboxed: bool | None = None
-    error: str | None = None
+    isolation_gaps: list[str] | None = None  # protections the sandbox lacked (None: unknown)
+    error: InertOrNone = None  # may quote the submission (a column name): made inert
     leaderboard_percentile: float | None = None  # share of entries beaten (ours, not MLE-bench's)
 
     @property
@@ -279,8 +301,8 @@ class Node(Record):
     exec: ExecResult | None = None
     metric: Metric | None = None
     is_buggy: bool = False
-    bug_reason: str | None = None
-    summary: str = ""
+    bug_reason: InertOrNone = None  # quotes sandbox output and files: made inert
+    summary: Inert = ""
     has_submission: bool = False
     usage: Usage = Field(default_factory=Usage)
     timings: Timings = Field(default_factory=Timings)
