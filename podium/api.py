@@ -25,7 +25,7 @@ from podium import __version__
 from podium.benchmarks import resolve_task
 from podium.config import RunConfig, config_error, read_toml, validate_config
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
-from podium.interfaces import Backend, OperatorSet, RunInfo, Sandbox, Strategy, Task
+from podium.interfaces import SUBMISSION, Backend, OperatorSet, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import (
     ModelGateway,
     PodiumPluginManager,
@@ -38,7 +38,6 @@ from podium.plugins.backends.replay import ReplayBackend
 from podium.recorded import load_recorded, recorded_models
 from podium.records import GradeReport, Message, ModelRequest, Node
 from podium.scaffolds import Journal, LoopSettings, Prompts, RunDir, Search, SearchParts
-from podium.scaffolds.rundir import SUBMISSION
 from podium.scaffolds.summary import summarize
 from podium.signals import two_stage_stop
 
@@ -145,7 +144,7 @@ async def _run(
             rd.write_json(rd.summary, summarize(search, "error", summary_info))
             raise
         summary = summarize(search, outcome.stop_reason, summary_info)
-        report = grade_best(rd, task, sandboxed=parts.sandbox.isolated)
+        report = grade_best(rd, task, parts.sandbox)
         if report is not None:
             summary["grade"] = {k: getattr(report, k) for k in GRADE_SUMMARY_FIELDS}
             summary["grade"]["medal"] = report.medal
@@ -290,17 +289,19 @@ GRADE_SUMMARY_FIELDS = (
 )  # fmt: skip
 
 
-def grade_best(rd: RunDir, task: Task, sandboxed: bool) -> GradeReport | None:
-    """Grade ``best/submission.csv`` on the host, after the search, into ``grade.json``.
+def grade_best(rd: RunDir, task: Task, sandbox: Sandbox) -> GradeReport | None:
+    """Grade ``best/submission.csv`` on the host, after the search, into ``grade.json``,
+    stamped with how isolated the code that wrote it was.
 
     A task that cannot be graded gives None; a broken grader is logged, never loses the run.
     """
     try:
-        report = task.grade(rd.best / SUBMISSION, sandboxed=sandboxed)
+        report = task.grade(rd.best / SUBMISSION, sandboxed=sandbox.isolated)
     except UserError as exc:
         log.warning("could not grade the best submission: %s", exc.message)
         return None
     if report is not None:
+        report = report.model_copy(update={"isolation_gaps": sandbox.isolation_gaps()})
         rd.write_json(rd.grade, report.model_dump(mode="json"))
     return report
 
@@ -388,6 +389,7 @@ def _summary_info(cfg: RunConfig, task: Task, parts: _Parts) -> dict[str, Any]:
         "sandbox": parts.sandbox.name,
         "sandbox_detail": parts.sandbox.describe(),
         "sandboxed": parts.sandbox.isolated,
+        "isolation_gaps": parts.sandbox.isolation_gaps(),
         "seed": cfg.seed,
         "workers": cfg.workers,
         "budget": cfg.budget.model_dump(),

@@ -161,7 +161,7 @@ def grade(
     from podium.benchmarks import resolve_task
 
     loaded = resolve_task(task, load_registry(plugins or []), data_dir)
-    report = loaded.grade(submission)
+    report = loaded.grade(submission.resolve())  # your own file: links in its path followed
     if report is None:
         raise UserError(f"task {loaded.id} cannot be graded (no private answers or leaderboard)")
     if as_json:
@@ -248,6 +248,8 @@ def print_start(run: RunInfo, search: Search) -> None:
     out.print(f"watch    podium view {escape(str(run.run_dir))}   (the search graph, live)")
     if parts.sandbox.notice:
         err.print(f"warning: {parts.sandbox.notice}")
+    for gap in parts.sandbox.isolation_gaps():
+        err.print(f"warning: LESS ISOLATED: {escape(gap)} (recorded as isolation_gaps)")
     if not parts.sandbox.isolated:
         err.print(
             f"warning: sandbox {parts.sandbox.name!r} isolates nothing; "
@@ -285,6 +287,9 @@ def print_grade(report: GradeReport) -> None:
     )
     if report.sandboxed is False:
         out.print("       not clean-track: the solutions ran without a sandbox (sandboxed: false)")
+    if report.isolation_gaps:
+        gaps = "; ".join(report.isolation_gaps)
+        out.print(f"       less isolated: {escape(gaps)} (isolation_gaps)")
 
 
 def print_node(node: Node) -> None:

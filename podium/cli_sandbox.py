@@ -50,12 +50,15 @@ def check(
 @sandbox_app.command("run")
 def run_file(
     file: Annotated[Path, typer.Argument(help="Python file to run as one cell.")],
-    workspace: Annotated[Path, typer.Option(help="Workspace dir (working/, submission/).")],
+    workspace: Annotated[
+        Path, typer.Option(help="Where the outputs are handed over (submission.csv, working/).")
+    ],
     input_dir: Annotated[Path, typer.Option("--input", help="Public data, mounted read-only.")],
     timeout: Annotated[float, typer.Option(help="Seconds before interrupt, then kill.")] = 60.0,
     memory: Annotated[str | None, typer.Option(help="Memory limit, e.g. 4G.")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, bwrap or local.")] = "auto",
     python: Annotated[str | None, typer.Option(help="The solutions' interpreter.")] = None,
+    keep_working: Annotated[bool, typer.Option(help="Hand working/ over too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Run FILE in a fresh sandboxed kernel and print what happened (exit 1 if it failed)."""
@@ -68,7 +71,8 @@ def run_file(
     options = _options(python=python, memory=memory, warm_pool=False)
     box = load_registry([]).sandbox(sandbox).create(options)
     code = file.read_text()
-    result = asyncio.run(_execute(box, code, Workspace(workspace.resolve(), input_dir), timeout))
+    ws = Workspace(workspace.resolve(), input_dir, keep_working)
+    result = asyncio.run(_execute(box, code, ws, timeout))
     _report(box, result, as_json)
     if result.failed:
         raise typer.Exit(1)
@@ -88,7 +92,7 @@ def _report(box: Sandbox, result: ExecResult, as_json: bool) -> None:
         err.print(f"warning: {escape(box.notice)}")
     if as_json:
         data = result.model_dump(mode="json")
-        data.update(sandbox=box.name, sandboxed=box.isolated)
+        data.update(sandbox=box.name, sandboxed=box.isolated, isolation_gaps=box.isolation_gaps())
         out.print_json(json.dumps(data))
         return
     out.print(escape(result.output), end="")

@@ -142,6 +142,9 @@ class SandboxSection(Section):
     processes: int | None = Field(512, ge=8, description="processes + threads per kernel")
     cpu_time_s: int | None = Field(None, ge=1, description="CPU seconds per process")
     workspace_size: Size = Field("20G", description="bytes a node may write to its workspace")
+    max_files: int | None = Field(
+        500_000, ge=1, description="files + directories a node may create in its workspace"
+    )
     tmp_size: Size = "2G"
     shm_size: Size = "1G"
     max_message_size: Size = Field("32M", description="one output message past this kills it")
@@ -152,6 +155,11 @@ class SandboxSection(Section):
     )
     gpus: str | None = Field(None, description='"all" or device indices "0,1"')
     interrupt_grace_s: float = Field(3.0, ge=0.1)
+    user: str | int = Field(
+        "auto",
+        description='who kernels run as when Podium is root: "auto" (podium-sandbox, else uid '
+        "65533), an account name or a uid; never root",
+    )
 
 
 class RunConfig(Section):

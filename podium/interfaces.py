@@ -140,12 +140,25 @@ class Backend(ABC):
         """Release connections; called once when the run ends."""
 
 
+SUBMISSION_WRITTEN = "submission/submission.csv"  # where a solution writes, in its workspace
+SUBMISSION = "submission.csv"  # where the sandbox hands it over, in ``Workspace.root``
+
+
 @dataclass(frozen=True)
 class Workspace:
-    """A node's directory. ``input_dir`` (public data) must appear as ``root/input``, read-only."""
+    """Where one execution runs and what it leaves behind (the hand-over contract).
+
+    The solution sees ``input/`` (``input_dir``, the public data, read-only), ``working/`` and
+    ``submission/`` in its working directory. Once every process it started is dead, the
+    sandbox leaves in ``root``: ``SUBMISSION``, a file the host created holding the bytes of the
+    regular file the solution wrote at ``SUBMISSION_WRITTEN`` (absent when there was none or it
+    was refused: ``ExecResult.submission_refused`` says why), and ``working/`` only with
+    ``keep_working``, stripped of setuid/setgid bits. Nothing else of the solution's files.
+    """
 
     root: Path
     input_dir: Path
+    keep_working: bool = False
 
 
 @dataclass(frozen=True)
@@ -168,6 +181,11 @@ class Sandbox(ABC):
     def describe(self) -> str:
         """One line for the run log: the isolation and each limit with how it is enforced."""
         return self.name
+
+    def isolation_gaps(self) -> list[str]:
+        """Protections this sandbox gives elsewhere but cannot on this machine, one phrase
+        each: a run prints them loudly and records them (``isolation_gaps``). Empty: none."""
+        return []
 
     async def warm_up(self, scratch: Path, input_dir: Path, kernels: int) -> None:  # noqa: B027
         """Pre-start ``kernels`` kernels for ``input_dir``, with slots under ``scratch``.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import filecmp
 import logging
 import math
 from pathlib import Path
@@ -34,12 +33,11 @@ from podium.records import ExecResult, Node, NodeState
 from podium.scaffolds import (
     SUBMISSION,
     RunDir,
-    collect_submission,
     metric_from_output,
     sandbox_failure,
     submission_problem,
-    tidy_workspace,
 )
+from podium.untrusted import Inert, InertOrNone, open_untrusted
 from podium.viewer.run_data import RunView, open_run
 
 log = logging.getLogger("podium")
@@ -65,20 +63,21 @@ class RerunReport(BaseModel):
     tolerance: float
     status_then: str
     status_now: str
-    error_then: str | None = None  # "ValueError: boom", or why the kernel was killed
-    error_now: str | None = None
+    error_then: InertOrNone = None  # "ValueError: boom", or why the kernel was killed
+    error_now: InertOrNone = None
     metric_then: float | None
     metric_now: float | None
-    metric_problem_now: str | None = None  # an unusable VALIDATION_METRIC line
+    metric_problem_now: InertOrNone = None  # an unusable VALIDATION_METRIC line
     metric_difference: float | None = None  # now - then
     submission_then: bool
     submission_now: bool
     submission_identical: bool | None = None  # None unless both exist
-    submission_problem_now: str | None = None  # the task's format check on the new file
+    submission_problem_now: InertOrNone = None  # the format check on the new file, or why
+    # the sandbox refused what the solution left
     duration_then_s: float
     duration_now_s: float
     output_identical: bool
-    output_diff: list[str]  # unified diff, recorded output.txt -> the new one
+    output_diff: list[Inert]  # unified diff, recorded output.txt -> the new one
     reproduced: bool
 
     @property
@@ -125,16 +124,15 @@ def rerun_node(
     reruns = rd.node_dir(node_id) / RERUNS
     number, root = _new_rerun_dir(reruns)
     (root / "solution.py").write_text(node.code, encoding="utf-8")
-    result = asyncio.run(_execute(box, node.code, Workspace(root, task.public_dir), limits))
+    workspace = Workspace(root, task.public_dir, cfg.exec.keep_working)
+    result = asyncio.run(_execute(box, node.code, workspace, limits))
     (root / "output.txt").write_text(result.output, encoding="utf-8")
-    submitted = collect_submission(root)  # refuses a symlink or FIFO "submission"
-    tidy_workspace(root, cfg.exec.keep_working)
     report = RerunReport(
         run_dir=str(view.root.resolve()), node_id=node_id, rerun=number,
         rerun_dir=str(root.resolve()),
         sandbox=box.name, sandbox_detail=box.describe(), sandboxed=box.isolated,
         timeout_s=timeout, tolerance=tolerance,
-        **_compare(view, node, result, root, submitted, task, tolerance),
+        **_compare(view, node, result, root, task, tolerance),
     )  # fmt: skip
     (root / REPORT).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return report
@@ -220,7 +218,6 @@ def _compare(
     node: Node,
     now: ExecResult,
     root: Path,
-    submitted: bool,
     task: Task,
     tolerance: float,
 ) -> dict[str, Any]:
@@ -244,7 +241,7 @@ def _compare(
         "metric_now": metric_now,
         "metric_problem_now": found if isinstance(found, str) else None,
         "metric_difference": difference,
-        **_submissions(RunDir(view.root).node_dir(node.id), node, root, submitted, task),
+        **_submissions(RunDir(view.root).node_dir(node.id), node, root, now, task),
         "duration_then_s": then.duration_s,
         "duration_now_s": now.duration_s,
         "output_identical": then.output == now.output,
@@ -255,16 +252,28 @@ def _compare(
 
 
 def _submissions(
-    node_dir: Path, node: Node, root: Path, submitted: bool, task: Task
+    node_dir: Path, node: Node, root: Path, now: ExecResult, task: Task
 ) -> dict[str, Any]:
     old, new = node_dir / SUBMISSION, root / SUBMISSION
-    had = node.has_submission and old.is_file()
+    had, submitted = node.has_submission and old.is_file(), new.is_file()
     return {
         "submission_then": had,
         "submission_now": submitted,
-        "submission_identical": filecmp.cmp(old, new, shallow=False) if had and submitted else None,
-        "submission_problem_now": submission_problem(task, new) if submitted else None,
+        "submission_identical": _identical(old, new) if had and submitted else None,
+        "submission_problem_now": submission_problem(task, new)
+        if submitted
+        else now.submission_refused,
     }
+
+
+def _identical(a: Path, b: Path) -> bool:
+    with open_untrusted(a) as fa, open_untrusted(b) as fb:
+        while True:
+            chunk = fa.read(1 << 20)
+            if chunk != fb.read(1 << 20):
+                return False
+            if not chunk:
+                return True
 
 
 def _metric(output: str) -> float | None:

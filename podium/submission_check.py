@@ -10,11 +10,13 @@ sample submission only, so it cannot leak anything about the private answers: it
 are.
 
 It therefore uses the standard library only (no pandas): it must run under whatever interpreter
-the solutions use, and it must never crash on hostile input. Checks, in order: the file exists,
-is not empty and not huge (a size cap checked before reading), is UTF-8 text and parses as CSV;
-its header has the sample's columns (in any order), no more; every row has every field; one row
-per sample id (none missing, repeated or unknown); no missing values; numbers where the sample
-has numbers.
+the solutions use, and it must never crash on hostile input. On the host the submission is
+passed as bytes, read by the caller through ``podium.untrusted`` (this file cannot import it);
+a path is read here only inside the sandbox, where the file is the solution's own. Checks, in
+order: the file exists, is not empty and not huge (a size cap checked before reading), is UTF-8
+text and parses as CSV; its header has the sample's columns (in any order), no more; every row
+has every field; one row per sample id (none missing, repeated or unknown); no missing values;
+numbers where the sample has numbers.
 """
 
 from __future__ import annotations
@@ -38,23 +40,30 @@ class Invalid(Exception):
     """The submission's format is wrong; the message is the one-line reason."""
 
 
-def check(submission: Path, sample: Path, max_bytes: int | None = None) -> str | None:
-    """``None`` when ``submission`` has the format of ``sample``, else the first problem found.
+def check(submission: Path | bytes, sample: Path, max_bytes: int | None = None) -> str | None:
+    """``None`` when ``submission`` (a path, or its bytes) has the format of ``sample``, else
+    the first problem found.
 
-    ``max_bytes`` caps the submission's size (default: the larger of 100 MiB and 20 times the
-    sample); a larger file is refused before a byte of it is read.
+    ``max_bytes`` caps the submission's size (default: ``size_cap(sample)``); a larger file is
+    refused before a byte of it is read.
     """
     try:
-        _check(Path(submission), Path(sample), max_bytes)
+        _check(submission, Path(sample), max_bytes)
     except Invalid as exc:
         return str(exc)
     return None
 
 
-def _check(submission: Path, sample: Path, max_bytes: int | None) -> None:
-    expected_header, expected_rows = _read_csv(sample, "the sample submission", None)
-    cap = max_bytes if max_bytes is not None else _default_cap(sample)
-    header, rows = _read_csv(submission, "the submission", cap)
+def _check(submission: Path | bytes, sample: Path, max_bytes: int | None) -> None:
+    expected_header, expected_rows = _parse_csv(_read(sample, "the sample submission", None),
+                                                "the sample submission")  # fmt: skip
+    cap = max_bytes if max_bytes is not None else size_cap(sample)
+    data = submission if isinstance(submission, bytes) else _read(submission, "the submission", cap)
+    if len(data) > cap:
+        raise Invalid(
+            f"the submission is {len(data):,} bytes, over the {cap:,}-byte limit for this task"
+        )
+    header, rows = _parse_csv(data, "the submission")
     _check_columns(header, expected_header)
     order = [header.index(name) for name in expected_header]
     rows = [[row[i] for i in order] for row in rows]
@@ -63,12 +72,13 @@ def _check(submission: Path, sample: Path, max_bytes: int | None) -> None:
         _check_values(rows, expected_rows, column, expected_header[column])
 
 
-def _default_cap(sample: Path) -> int:
+def size_cap(sample: Path) -> int:
+    """The largest submission read for a task: 100 MiB, or 20 times its sample if more."""
     return max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * sample.stat().st_size)
 
 
-def _read_csv(path: Path, what: str, cap: int | None) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV; raises Invalid with the reason it cannot be read."""
+def _read(path: Path, what: str, cap: int | None) -> bytes:
+    """A file's bytes; raises Invalid with the reason it cannot be read."""
     try:
         size = path.stat().st_size
     except OSError:
@@ -81,9 +91,15 @@ def _read_csv(path: Path, what: str, cap: int | None) -> tuple[list[str], list[l
         raise Invalid(f"{what} is {size:,} bytes, over the {cap:,}-byte limit for this task")
     try:
         with path.open("rb") as fh:
-            data = fh.read()
+            return fh.read()
     except OSError as exc:
         raise Invalid(f"cannot read {what}: {exc.strerror}") from None
+
+
+def _parse_csv(data: bytes, what: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV; raises Invalid with the reason it cannot be read."""
+    if not data:
+        raise Invalid(f"{what} is an empty file")
     if b"\x00" in data:
         raise Invalid(f"{what} is not a text CSV (it holds binary data)")
     try:

@@ -29,11 +29,11 @@ from podium.benchmarks.sweeps import (
 from podium.cli import print_node, print_start
 from podium.config import RunConfig, validate_config
 from podium.errors import UserError
+from podium.interfaces import SUBMISSION
 from podium.plugins import Registry
 from podium.records import NodeState
 from podium.redact import redact
 from podium.scaffolds import Journal, RunDir
-from podium.scaffolds.rundir import SUBMISSION
 from podium.sweep import PLAN, refuse_unsandboxed
 
 log = logging.getLogger("podium")

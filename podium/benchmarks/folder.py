@@ -31,7 +31,8 @@ from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.records import GradeReport
 from podium.scaffolds import count_rows
-from podium.submission_check import check
+from podium.submission_check import check, size_cap
+from podium.untrusted import Refused, read_untrusted
 
 REQUIRED_FILES = {
     "config.yaml": "the task's registry entry: id, name, dataset.answers, "
@@ -80,7 +81,14 @@ class FolderTask(Task):
         return self.private_dir / Path(self.config["dataset"]["answers"]).name
 
     def check_submission(self, path: Path) -> str | None:
-        return check(path, self.sample_submission)
+        cap = size_cap(self.sample_submission)
+        try:
+            data = read_untrusted(path, max_bytes=cap, shown="the submission")
+        except FileNotFoundError:
+            return f"the submission {path} does not exist"
+        except Refused as exc:
+            return str(exc)
+        return check(data, self.sample_submission, cap)
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
         """MLE-bench's grading: the task's own grade_fn on the private answers."""

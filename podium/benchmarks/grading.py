@@ -28,6 +28,7 @@ import pandas as pd
 from podium.benchmarks.task_code import load_task_function, one_line
 from podium.errors import TaskError
 from podium.records import GradeReport, utcnow
+from podium.untrusted import Refused, open_untrusted
 
 GradeFn = Callable[[pd.DataFrame, pd.DataFrame], Any]
 
@@ -261,7 +262,10 @@ def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | 
     """``(round(grade, 5), None)``, or ``(None, reason)`` when the submission is invalid."""
     answers_df = _read_answers(answers)
     try:
-        submission_df = _read_csv(submission)
+        with open_untrusted(submission, shown="the submission") as fh:  # a solution wrote it
+            submission_df = pd.read_csv(fh, **_EXACT_FLOATS)
+    except Refused as exc:
+        return None, str(exc)
     except pd.errors.EmptyDataError:
         submission_df = pd.DataFrame()  # MLE-bench hands an empty file to the grader as empty
     except Exception as exc:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,6 +30,7 @@ from podium.errors import TaskError
 from podium.interfaces import Benchmark, Task, TaskSummary
 from podium.records import GradeReport
 from podium.scaffolds import count_rows
+from podium.untrusted import Refused, copy_untrusted
 
 log = logging.getLogger("podium.benchmarks")
 
@@ -238,17 +240,28 @@ def grade_with_mlebench(
     from mlebench.registry import registry  # type: ignore[import-not-found]
 
     competition = registry.set_data_dir(data_dir).get_competition(competition_id)
-    said = _Said()
+    said, refused = _Said(), None
     grader_log = logging.getLogger("mlebench.grade_helpers")
     grader_log.addHandler(said)
-    try:
-        report: Any = grade_csv(submission, competition)
-    finally:
-        grader_log.removeHandler(said)
+    with tempfile.TemporaryDirectory(prefix="podium-grade-") as tmp:
+        try:  # MLE-bench reads by path: hand it a copy made through podium.untrusted
+            copy_untrusted(submission, Path(tmp, submission.name), shown="the submission")
+            graded = Path(tmp, submission.name)
+        except FileNotFoundError:
+            graded = submission
+        except Refused as exc:
+            refused, graded = str(exc), Path(tmp, "refused", submission.name)
+        try:
+            report: Any = grade_csv(graded, competition)
+        finally:
+            grader_log.removeHandler(said)
     fields = {k: v for k, v in report.to_dict().items() if k in GradeReport.model_fields}
+    fields["submission_path"] = str(submission)
     if fields.get("score") is None and fields.get("submission_exists"):
         reason = said.lines[-1] if said.lines else "see its log"
         fields["error"] = f"MLE-bench's grader rejected the submission: {reason}"
+    if refused is not None:
+        fields["error"] = refused
     return GradeReport(**fields, sandboxed=sandboxed)
 
 

@@ -7,7 +7,7 @@ of outputs for free.
 """
 
 from podium.sandbox.base import Guard, KernelSandbox
-from podium.sandbox.bwrap import BwrapSandbox, bwrap_problem
+from podium.sandbox.bwrap import BwrapSandbox, Protection, bwrap_problem
 from podium.sandbox.check import CheckLine, create_auto, run_checks
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
 from podium.sandbox.limits import ResourceLimits, format_bytes, parse_bytes
@@ -27,6 +27,7 @@ __all__ = [
     "KernelCommand",
     "KernelSandbox",
     "LocalSandbox",
+    "Protection",
     "ResourceLimits",
     "SandboxOptions",
     "Slot",

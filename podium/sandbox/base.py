@@ -3,6 +3,10 @@
 A concrete sandbox says only how to launch a kernel for a slot (``launch``) and may watch it
 while it runs (the ``Guard`` it returns): the bwrap sandbox wraps the kernel in bubblewrap and a
 cgroup; the local one runs it as a plain child process.
+
+The hand-over is race-free by construction: the slot is touched only once the guard has seen
+every process of the kernel dead (``Guard.reap``), and then only through ``Slot.hand_over``,
+which copies the submission by descriptor into a file the host creates.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.records import EnvironmentInfo, ExecResult
 from podium.sandbox.environment import probe_environment
+from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, LiveKernel, Reaper, start_kernel
 from podium.sandbox.options import DEFAULT_PREIMPORTS
 from podium.sandbox.pool import KernelPool
@@ -33,6 +38,13 @@ class Guard:
 
     def started(self, kernel: LiveKernel) -> None:
         """The kernel is up (its process can now be watched)."""
+
+    async def reap(self, kernel: LiveKernel) -> str | None:
+        """After ``kernel.kill()``: return once every process the kernel started is dead, or
+        why that could not be confirmed. The default waits for the launched process only."""
+        if await kernel.wait_exited():
+            return None
+        return "the kernel's process did not exit after SIGKILL"
 
     async def watch(self) -> str | None:
         """Why the running kernel must be killed now (a limit was passed), or None."""
@@ -82,8 +94,9 @@ class KernelSandbox(Sandbox):
         self._reaper = Reaper()
 
     @abstractmethod
-    def launch(self, slot: Slot) -> tuple[KernelCommand, Guard]:
-        """How to start a kernel working in ``slot`` (and what watches it)."""
+    def launch(self, slot: Slot, ipc: IpcDir) -> tuple[KernelCommand, Guard]:
+        """How to start a kernel working in ``slot`` that reads ``ipc``'s kernel connection
+        file (and what watches it)."""
 
     async def environment(self) -> EnvironmentInfo:
         if self._environment is None:
@@ -95,7 +108,7 @@ class KernelSandbox(Sandbox):
             return
         if self._pool is not None:
             await self._pool.aclose()
-        shutil.rmtree(scratch, ignore_errors=True)  # slots a crashed run left behind
+        await asyncio.to_thread(shutil.rmtree, scratch, True)  # slots a crashed run left behind
         scratch.mkdir(parents=True, exist_ok=True)
         self._pool_key = (scratch, input_dir)
         self._pool = KernelPool(
@@ -112,10 +125,12 @@ class KernelSandbox(Sandbox):
             result = await kernel.execute(
                 code, limits.timeout_s, limits.max_output_bytes, guard.watch
             )
-            return guard.finish(result)
-        finally:
-            await kernel.kill()
-            self._settle(prepared, workspace)
+            result = guard.finish(result)
+        except BaseException:
+            await self._end(prepared, None)
+            raise
+        refused = await self._end(prepared, workspace)
+        return result.model_copy(update={"submission_refused": refused}) if refused else result
 
     async def settle(self) -> None:
         """Wait until the pool is full and finished kernels are cleaned up (for measurements
@@ -146,15 +161,18 @@ class KernelSandbox(Sandbox):
 
     async def _prepare(self, scratch: Path, input_dir: Path, imports: tuple[str, ...]) -> Prepared:
         slot = Slot.create(scratch, input_dir)
+        ipc = IpcDir.create()
         try:
-            command, guard = self.launch(slot)
+            command, guard = self.launch(slot, ipc)
         except BaseException:
+            ipc.remove()
             slot.discard()
             raise
         try:
-            kernel = await start_kernel(command)
+            kernel = await start_kernel(command, ipc)
         except BaseException:
             guard.release()
+            ipc.remove()
             slot.discard()
             raise
         guard.started(kernel)
@@ -169,17 +187,29 @@ class KernelSandbox(Sandbox):
 
     async def _dispose(self, prepared: Prepared) -> None:
         await prepared.kernel.kill()
+        await prepared.guard.reap(prepared.kernel)
         await prepared.kernel.cleanup()
         await asyncio.to_thread(self._release, prepared)
 
-    def _settle(self, prepared: Prepared, workspace: Workspace) -> None:
-        """Outputs into the node dir now (the kernel is dead); the rest in the background."""
-        prepared.slot.hand_over(workspace)
-        prepared.kernel.on_cleanup.append(lambda: self._release(prepared))
-        scratch = workspace.root / COLD_SCRATCH
-        if prepared.slot.root.parent == scratch:
-            prepared.kernel.on_cleanup.append(lambda: _remove_empty(scratch))
-        self._reaper.clean_up(prepared.kernel)
+    async def _end(self, prepared: Prepared, workspace: Workspace | None) -> str | None:
+        """Kill the kernel; once all its processes are dead, hand the outputs over to
+        ``workspace`` (None: to nobody) and clean up the rest in the background. Returns why
+        the submission was refused, if it was."""
+        kernel = prepared.kernel
+        await kernel.kill()
+        not_dead = await prepared.guard.reap(kernel)
+        refused: str | None = None
+        if workspace is not None:
+            if not_dead is None:
+                refused = await asyncio.to_thread(prepared.slot.hand_over, workspace)
+            else:
+                refused = f"nothing was handed over: {not_dead}"
+        kernel.on_cleanup.append(lambda: self._release(prepared))
+        scratch = workspace.root / COLD_SCRATCH if workspace is not None else None
+        if scratch is not None and prepared.slot.root.parent == scratch:
+            kernel.on_cleanup.append(lambda: _remove_empty(scratch))
+        self._reaper.clean_up(kernel)
+        return refused
 
     @staticmethod
     def _release(prepared: Prepared) -> None:

@@ -1,23 +1,40 @@
-"""The ``bwrap`` sandbox: each kernel in bubblewrap, in its own cgroup, over the ipc transport.
+"""The ``bwrap`` sandbox: each kernel in bubblewrap, in its own cgroup, as an unprivileged uid.
 
-No network namespace is shared with the host, so the kernel talks to Podium over unix sockets
-in a per-kernel directory bound into the sandbox. Limits, by what the machine allows: memory and
-process count by cgroup (v2 or v1) when writable, else an RSS watchdog and RLIMIT_NPROC; CPU
-seconds and file size by rlimit; the workspace's total size by a watchdog; /tmp and /dev/shm by
-their tmpfs size. ``describe()`` states which is in force.
+What holds a kernel, and where each protection comes from (``protections()`` reports each, and
+why one is missing on this machine):
+
+* **an unprivileged host uid** (``identity.py``): never host root, whoever runs Podium;
+* **a seccomp filter** (``seccomp.py``) over every process of the kernel;
+* **namespaces**: no network (the kernel talks to Podium over unix sockets in its ipc
+  directory), its own pid, ipc, uts and mount namespaces, a read-only /proc;
+* **a fresh session keyring**, joined before bwrap starts: no key of Podium's session is
+  reachable, and none is shared between kernels;
+* **every message capped** on every channel (``relay.py``);
+* **limits**: memory and process count by cgroup (v2 or v1) when writable, else an RSS
+  watchdog and RLIMIT_NPROC; CPU seconds and file size by rlimit; the bytes and the entries
+  the kernel may create (its workspace and its ipc directory: everything it can write on the
+  host's disk) by a watchdog; /tmp and /dev/shm by their tmpfs size.
+
+Once a kernel is killed, ``reap`` returns only when its pid namespace is gone (bwrap reports the
+namespace's init, which the kernel keeps alive until every process in it has exited) and its
+cgroup is empty: only then is the workspace handed over.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import functools
 import json
 import os
+import platform
 import shutil
+import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +42,25 @@ from podium.errors import SandboxError, SandboxUnavailable
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import cgroups
 from podium.sandbox.base import Guard, KernelSandbox
-from podium.sandbox.bwrap_command import ISOLATION_FLAGS, WORKSPACE, BwrapLayout, bwrap_argv
-from podium.sandbox.kernel import KernelCommand, LiveKernel, ipykernel_argv
-from podium.sandbox.limits import (
-    ResourceLimits,
-    apply_rlimits,
-    format_bytes,
-    processes_of_current_user,
+from podium.sandbox.bwrap_command import (
+    WORKSPACE,
+    BwrapFds,
+    BwrapLayout,
+    bwrap_argv,
+    isolation_flags,
 )
+from podium.sandbox.identity import SandboxUser, sandbox_user
+from podium.sandbox.ipc import IpcDir, sweep_leftovers
+from podium.sandbox.kernel import EXIT_WAIT_S, KernelCommand, LiveKernel, ipykernel_argv
+from podium.sandbox.limits import ResourceLimits, apply_rlimits, format_bytes, processes_of
 from podium.sandbox.local import KERNEL_ENV
 from podium.sandbox.options import SandboxOptions
-from podium.sandbox.workspace import Slot, directory_size
+from podium.sandbox.seccomp import filter_bpf, seccomp_problem
+from podium.sandbox.workspace import Slot, disk_usage
 
-DISK_WATCH_EVERY_S = 0.5
+DISK_WATCH_EVERY_S = 0.5  # at least; a walk that takes long is repeated less often
+KEYCTL = {"x86_64": 250, "aarch64": 219}  # syscall numbers of keyctl(2)
+KEYCTL_JOIN_SESSION_KEYRING = 1
 
 _PATHS_PROBE = (
     "import json, os, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix,"
@@ -57,24 +80,6 @@ def python_paths(python: str) -> tuple[Path, ...]:
     return tuple(sorted({Path(p) for p in json.loads(out)}))
 
 
-def _ipc_base() -> str | None:
-    return "/tmp" if os.access("/tmp", os.W_OK) else None
-
-
-def _ipc_dir() -> Path:
-    """Short path (unix socket paths are limited to 107 bytes), named after our pid."""
-    return Path(tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=_ipc_base()))
-
-
-def sweep_ipc_leftovers() -> None:
-    """Remove the ipc directories of Podium processes that were killed (their pid is gone)."""
-    base = Path(_ipc_base() or tempfile.gettempdir())
-    for entry in base.glob("podium-*"):
-        match = cgroups.LEFTOVER.match(entry.name)
-        if match and entry.is_dir() and not Path(f"/proc/{match.group(1)}").exists():
-            shutil.rmtree(entry, ignore_errors=True)
-
-
 def sandbox_env(python: str) -> dict[str, str]:
     bindir = str(Path(python).parent)
     return {
@@ -86,12 +91,34 @@ def sandbox_env(python: str) -> dict[str, str]:
     }
 
 
-class BwrapGuard(Guard):
-    """Limits one kernel: its cgroup, or the watchdogs standing in for one."""
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
-    def __init__(self, limits: ResourceLimits, group: cgroups.KernelCgroup | None, slot: Slot):
-        self.limits, self.group, self.slot = limits, group, slot
-        self.ipc_dir = _ipc_dir()
+
+def join_new_session_keyring() -> None:
+    """keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): an anonymous keyring of our own (in the
+    child, before bwrap): whatever session Podium was started in, its keys stay out."""
+    number = KEYCTL.get(platform.machine())
+    if number is not None:
+        ctypes.CDLL(None, use_errno=True).syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
+class BwrapGuard(Guard):
+    """Limits one kernel: its cgroup, or the watchdogs standing in for one; reaps it."""
+
+    def __init__(
+        self,
+        limits: ResourceLimits,
+        group: cgroups.KernelCgroup | None,
+        slot: Slot,
+        ipc: IpcDir,
+        user: SandboxUser,
+        seccomp: bytes | None,
+    ) -> None:
+        self.limits, self.group, self.slot, self.ipc = limits, group, slot, ipc
         self.kernel: LiveKernel | None = None
         self.peak_rss = 0
         self._next_disk = 0.0
@@ -100,33 +127,71 @@ class BwrapGuard(Guard):
         )
         self._nproc: int | None = None  # RLIMIT_NPROC, only where no pids cgroup counts
         if limits.max_processes and (group is None or group.pids is None):
-            self._nproc = processes_of_current_user() + limits.max_processes
+            self._nproc = processes_of(user.uid) + limits.max_processes
+        self._info_read, info_write = os.pipe()
+        self.fds = BwrapFds(
+            passwd=_memfd("passwd", user.passwd()),
+            group=_memfd("group", user.group()),
+            seccomp=_memfd("seccomp", seccomp) if seccomp is not None else None,
+            info=info_write,
+        )
+        self._sent: list[int] = list(self.fds.all)  # the parent's copies, closed once started
+        self._pidfd: int | None = None
 
     def preexec(self) -> None:
-        """Runs in the child before exec: join the cgroups, set rlimits."""
+        """Runs in the child before exec: join the cgroups, set rlimits, a new keyring."""
         cgroups.join(self.group.procs_files if self.group else [])
         apply_rlimits(self.limits, self._nproc)
+        join_new_session_keyring()
 
     def started(self, kernel: LiveKernel) -> None:
         self.kernel = kernel
+        self._close_sent()
+        process = kernel.process
+        if process is not None:
+            self._pidfd = _namespace_init(self._info_read, process.pid)
+
+    def _close_sent(self) -> None:
+        for fd in self._sent:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._sent.clear()
+
+    async def reap(self, kernel: LiveKernel) -> str | None:
+        exited = await kernel.wait_exited()
+        if self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            if not await _readable(self._pidfd, EXIT_WAIT_S):
+                return "the sandbox's processes were still alive after SIGKILL"
+        elif not exited:
+            return "bwrap did not exit after SIGKILL"
+        if self.group is not None and not await _until(self.group.empty, EXIT_WAIT_S):
+            return "processes were still in the kernel's cgroup after SIGKILL"
+        return None
 
     async def watch(self) -> str | None:
         if self._memory_watched and (reason := self._check_memory()):
             return reason
         now = time.monotonic()
-        if self.limits.workspace_bytes is not None and now >= self._next_disk:
-            self._next_disk = now + DISK_WATCH_EVERY_S
-            limit = self.limits.workspace_bytes
-            used = await asyncio.to_thread(directory_size, self.slot.root, limit)
-            if used > self.limits.workspace_bytes:
-                return f"workspace size limit ({format_bytes(self.limits.workspace_bytes)})"
+        limits = self.limits
+        if now < self._next_disk or (limits.workspace_bytes is None and limits.max_files is None):
+            return None
+        roots = [self.slot.root, self.ipc.kernel]
+        used = await asyncio.to_thread(disk_usage, roots, limits.workspace_bytes, limits.max_files)
+        took = time.monotonic() - now
+        self._next_disk = time.monotonic() + max(DISK_WATCH_EVERY_S, 4 * took)
+        if limits.workspace_bytes is not None and used.bytes > limits.workspace_bytes:
+            return f"workspace size limit ({format_bytes(limits.workspace_bytes)})"
+        if limits.max_files is not None and used.entries > limits.max_files:
+            return f"file count limit ({limits.max_files} files and directories)"
         return None
 
     def _check_memory(self) -> str | None:
-        pid = _kernel_pid(self.kernel)
-        if pid is None or self.limits.memory_bytes is None:
+        process = self.kernel.process if self.kernel else None
+        if process is None or self.limits.memory_bytes is None:
             return None
-        rss = tree_rss(pid)
+        rss = tree_rss(process.pid)
         self.peak_rss = max(self.peak_rss, rss)
         if rss > self.limits.memory_bytes:
             return f"memory limit ({format_bytes(self.limits.memory_bytes)}, watchdog)"
@@ -150,7 +215,12 @@ class BwrapGuard(Guard):
         return self.group is not None and self.group.pids_limited()
 
     def release(self) -> None:
-        shutil.rmtree(self.ipc_dir, ignore_errors=True)
+        self._close_sent()
+        for fd in (self._pidfd, self._info_read):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._pidfd = None
         if self.group is not None:
             for _ in range(50):  # the namespace's processes may take a moment to be reaped
                 if self.group.remove():
@@ -158,11 +228,50 @@ class BwrapGuard(Guard):
                 time.sleep(0.1)
 
 
-def _kernel_pid(kernel: LiveKernel | None) -> int | None:
-    if kernel is None:
+def _namespace_init(info_read: int, bwrap_pid: int) -> int | None:
+    """A pidfd for the pid namespace's init, from what bwrap wrote to ``--info-fd``.
+
+    It is checked to still be bwrap's child after the pidfd is opened, so a pid reused in
+    between cannot be mistaken for it. None when it cannot be had (then the launched process
+    and the cgroup are what ``reap`` waits for).
+    """
+    try:
+        os.set_blocking(info_read, False)
+        data = os.read(info_read, 65536)
+        pid = int(json.loads(data)["child-pid"])
+        pidfd = os.pidfd_open(pid)
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    process = getattr(kernel.km.provisioner, "process", None)
-    return getattr(process, "pid", None)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if int(stat.rsplit(")", 1)[1].split()[1]) == bwrap_pid:
+            return pidfd
+    except (OSError, ValueError, IndexError):
+        pass
+    os.close(pidfd)
+    return None
+
+
+async def _readable(fd: int, within_s: float) -> bool:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(fd, lambda: None if ready.done() else ready.set_result(None))
+    try:
+        await asyncio.wait_for(ready, within_s)
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(fd)
+
+
+async def _until(condition: Any, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return True
 
 
 def tree_rss(root: int) -> int:
@@ -189,6 +298,61 @@ def tree_rss(root: int) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class Protection:
+    """One protection of the bwrap sandbox, and whether it holds on this machine."""
+
+    name: str
+    active: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class BwrapMode:
+    """How bubblewrap can run here. ``problem``: it cannot; ``root_gap``: Podium is root but
+    bubblewrap works only in a user namespace, where the kernels would be host root."""
+
+    switch: bool
+    problem: str | None = None
+    root_gap: str | None = None
+
+
+def _probe(bwrap: str, switch: bool) -> str | None:
+    argv = [bwrap, *isolation_flags(switch), "--ro-bind", "/", "/", "--proc", "/proc",
+            "--dev", "/dev", "--", "/bin/true"]  # fmt: skip
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not run: {exc}"
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no message"
+        hint = ""
+        if "namespace" in err.lower() or "permission" in err.lower():
+            hint = " (user namespaces disabled? check sysctl user.max_user_namespaces)"
+        return f"bwrap fails: {err}{hint}"
+    return None
+
+
+@functools.cache
+def bwrap_mode(bwrap: str) -> BwrapMode:
+    if os.getuid() != 0:
+        return BwrapMode(False, _probe(bwrap, switch=False))
+    privileged = _probe(bwrap, switch=True)
+    if privileged is None:
+        return BwrapMode(True)
+    mapped = _probe(bwrap, switch=False)
+    gap = f"kernels run as host root: bubblewrap cannot run privileged here ({privileged})"
+    return BwrapMode(False, mapped, None if mapped else gap)
+
+
+def bwrap_problem(bwrap: str | None = None) -> str | None:
+    """Why bubblewrap cannot isolate here (one line), or None when it can."""
+    found = bwrap or shutil.which("bwrap")
+    if found is None:
+        return "bubblewrap is not installed (apt install bubblewrap)"
+    return bwrap_mode(found).problem
+
+
 class BwrapSandbox(KernelSandbox):
     name = "bwrap"
     isolated = True
@@ -203,45 +367,106 @@ class BwrapSandbox(KernelSandbox):
                 hint="apt install bubblewrap, or see `podium sandbox check`",
             )
         self.bwrap = found
+        self.mode = bwrap_mode(found)
+        self.user = sandbox_user(self.options.user)
+        if os.getuid() == 0 and not self.mode.switch:
+            self.user = SandboxUser(0, 0, "root", switch=False)
+        self.seccomp_problem = seccomp_problem()
         self.cgroups = cgroups.detect()
         self.notice: str | None = None
+        self._readable: set[Path] = set()
         cgroups.sweep_leftovers(self.cgroups)  # a killed run cannot clean up after itself
-        sweep_ipc_leftovers()
+        sweep_leftovers()
 
     def describe(self) -> str:
-        return f"bwrap: {'; '.join(describe_limits(self.options.limits, self.cgroups))}"
+        limits = describe_limits(self.options.limits, self.cgroups, self.user.uid)
+        return f"bwrap: {'; '.join(limits)}; as uid {self.user.uid} ({self.user.name})"
 
-    def launch(self, slot: Slot) -> tuple[KernelCommand, Guard]:
-        limits = self.options.limits
+    def protections(self) -> list[Protection]:
+        user, cap = self.user, format_bytes(self.options.limits.max_message_bytes)
+        if user.uid == 0:
+            uid = Protection("unprivileged uid", False, self.mode.root_gap or "kernels are root")
+        else:
+            how = "switched to by a launcher inside" if user.switch else "a user namespace's"
+            uid = Protection("unprivileged uid", True, f"uid {user.uid} ({user.name}), {how}")
+        filtered = self.seccomp_problem is None
+        denied = "keyring, io_uring, ptrace, bpf, mounts, namespaces, modules, setuid bits, ..."
+        keyring = "a new session keyring per kernel" + ("; keyctl denied" if filtered else "")
+        return [
+            uid,
+            Protection("seccomp", filtered, self.seccomp_problem or f"libseccomp filter: {denied}"),
+            Protection("read-only /proc", True, "/proc/sys and /proc/sysrq-trigger not writable"),
+            Protection("keyring", True, keyring),
+            Protection("message cap", True, f"every channel, {cap} per message (all frames)"),
+        ]
+
+    def isolation_gaps(self) -> list[str]:
+        return [f"{p.name}: {p.detail}" for p in self.protections() if not p.active]
+
+    def launch(self, slot: Slot, ipc: IpcDir) -> tuple[KernelCommand, Guard]:
+        limits, user = self.options.limits, self.user
+        self._check_readable(slot.input_dir.resolve(), "the task's public data")
+        paths = python_paths(self.python)
+        for path in paths:
+            self._check_readable(path, "the solutions' Python environment")
+        if user.switch:
+            for path in slot.writable:
+                os.chown(path, user.uid, user.gid)
+            ipc.hand_kernel_side_to(user.uid, user.gid)
         group = None
         if self.cgroups.version is not None:
             group = cgroups.KernelCgroup(self.cgroups, limits.memory_bytes, limits.max_processes)
-        guard = BwrapGuard(limits, group, slot)
+        seccomp = filter_bpf() if self.seccomp_problem is None else None
+        guard = BwrapGuard(limits, group, slot, ipc, user, seccomp)
         layout = BwrapLayout(
             workspace=slot.root,
             input_dir=slot.input_dir.resolve(),
-            ipc_dir=guard.ipc_dir,
-            python_paths=python_paths(self.python),
+            ipc_dir=ipc.kernel,
+            user=user,
+            fds=guard.fds,
+            python_paths=paths,
             env=sandbox_env(self.python),
             tmp_bytes=limits.tmp_bytes,
             shm_bytes=limits.shm_bytes,
             gpus=self.options.gpus,
         )
+        kernel_argv = ipykernel_argv(self.python, ipc.kernel_connection_file)
         command = KernelCommand(
-            argv=bwrap_argv(self.bwrap, layout, ipykernel_argv(self.python)),
+            argv=bwrap_argv(self.bwrap, layout, user.launch(self.python, kernel_argv)),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
             cwd=slot.root,
-            transport="ipc",
-            connection_file=guard.ipc_dir / "kernel.json",
             interrupt_mode="message",
             preexec=guard.preexec,
+            pass_fds=guard.fds.all,
             interrupt_grace_s=self.options.interrupt_grace_s,
             max_message_bytes=limits.max_message_bytes,
         )
         return command, guard
 
+    def _check_readable(self, path: Path, what: str) -> None:
+        """The sandbox's uid must read it: said once, clearly, rather than as a kernel that
+        does not start or a solution that cannot open its data."""
+        if path in self._readable:
+            return
+        unreadable = [p for p in (path, *_first_entries(path)) if not self.user.can_read(p)]
+        if unreadable:
+            raise SandboxUnavailable(
+                f"{what} ({unreadable[0]}) is not readable by the sandbox's uid "
+                f"{self.user.uid} ({self.user.name})",
+                hint=f"chmod -R o+rX {path}, or set sandbox.user to an account that can read it",
+            )
+        self._readable.add(path)
 
-def describe_limits(limits: ResourceLimits, support: cgroups.CgroupSupport) -> list[str]:
+
+def _first_entries(path: Path, count: int = 20) -> list[Path]:
+    with contextlib.suppress(OSError), os.scandir(path) as found:
+        return [Path(entry.path) for _, entry in zip(range(count), found, strict=False)]
+    return []
+
+
+def describe_limits(
+    limits: ResourceLimits, support: cgroups.CgroupSupport, kernel_uid: int
+) -> list[str]:
     """One phrase per limit, naming the mechanism that enforces it."""
     memory = "memory unlimited"
     if limits.memory_bytes is not None:
@@ -250,35 +475,18 @@ def describe_limits(limits: ResourceLimits, support: cgroups.CgroupSupport) -> l
     procs = "processes unlimited"
     if limits.max_processes:
         how = f"cgroup {support.version} pids" if support.pids else "RLIMIT_NPROC"
-        if not support.pids and os.getuid() == 0:
+        if not support.pids and kernel_uid == 0:
             how = "nothing (RLIMIT_NPROC does not apply to root and no pids cgroup is writable)"
         procs = f"processes {limits.max_processes} by {how}"
     cpu = f"CPU {limits.cpu_time_s} s by RLIMIT_CPU" if limits.cpu_time_s else "CPU time unlimited"
     disk = "workspace unlimited"
     if limits.workspace_bytes is not None:
         disk = f"workspace {format_bytes(limits.workspace_bytes)} by watchdog + RLIMIT_FSIZE"
+    files = "files unlimited"
+    if limits.max_files is not None:
+        files = f"{limits.max_files} files by watchdog"
     tmp = f"/tmp {format_bytes(limits.tmp_bytes)}, /dev/shm {format_bytes(limits.shm_bytes)} tmpfs"
-    return [memory, procs, cpu, disk, tmp, "no network"]
-
-
-def bwrap_problem(bwrap: str | None = None) -> str | None:
-    """Why bubblewrap cannot isolate here (one line), or None when it can."""
-    found = bwrap or shutil.which("bwrap")
-    if found is None:
-        return "bubblewrap is not installed (apt install bubblewrap)"
-    argv = [found, *ISOLATION_FLAGS, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
-            "--", "/bin/true"]  # fmt: skip
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"bwrap could not run: {exc}"
-    if proc.returncode != 0:
-        err = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no message"
-        hint = ""
-        if "namespace" in err.lower() or "permission" in err.lower():
-            hint = " (user namespaces disabled? check sysctl user.max_user_namespaces)"
-        return f"bwrap fails: {err}{hint}"
-    return None
+    return [memory, procs, cpu, disk, files, tmp, "no network"]
 
 
 def create(options: Mapping[str, Any]) -> BwrapSandbox:
@@ -292,5 +500,6 @@ def create(options: Mapping[str, Any]) -> BwrapSandbox:
 
 
 __all__ = [
-    "WORKSPACE", "BwrapSandbox", "bwrap_problem", "create", "describe_limits", "python_paths",
+    "WORKSPACE", "BwrapSandbox", "Protection", "bwrap_problem", "create", "describe_limits",
+    "python_paths",
 ]  # fmt: skip

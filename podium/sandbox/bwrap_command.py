@@ -1,40 +1,73 @@
 """The bubblewrap command line for one kernel (a pure function, so it can be read and tested).
 
 Layout inside the sandbox: an empty root made read-only at the end; /usr and the solutions'
-Python environment read-only at their host paths; a handful of /etc files (never secrets);
-private sized tmpfs /tmp and /dev/shm; the kernel's ipc directory; ``/workspace`` (the slot,
-read-write) with ``/workspace/input`` (the public data, read-only). The private answers are
-never bound. Order matters: a tmpfs must come before the binds beneath it.
+Python environment read-only at their host paths (their parent directories created 0755, so
+an unprivileged uid can reach them); a handful of /etc files (never secrets) and a generated
+passwd/group; its own /proc, read-only (no sysctl write, no sysrq); private sized tmpfs /tmp
+and /dev/shm, writable by anyone (sticky); the kernel's side of its ipc directory; and
+``/workspace`` (the slot, read-write) with ``/workspace/input`` (the public data, read-only).
+The private answers are never bound. Order matters: a tmpfs must come before the binds
+beneath it.
+
+Two ways to start it (see ``identity.py``): as an ordinary user, in an unprivileged user
+namespace; as root, without one, keeping only the capabilities the launcher needs to switch to
+the sandbox's unprivileged uid (they are gone once it has).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from podium.sandbox.identity import SandboxUser
 
 WORKSPACE = "/workspace"
-ISOLATION_FLAGS = (
-    "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-    "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-    "--disable-userns", "--clearenv", "--hostname", "sandbox",
+COMMON_FLAGS = (
+    "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--die-with-parent", "--new-session", "--clearenv", "--hostname", "sandbox",
+    "--cap-drop", "ALL",
 )  # fmt: skip
+USER_NAMESPACE_FLAGS = ("--unshare-user", "--disable-userns")
+SWITCH_FLAGS = ("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
 TOP_LEVEL_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 ETC_FILES = (
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-    "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives", "/etc/fonts",
-    "/etc/mime.types", "/etc/ssl", "/etc/os-release", "/etc/matplotlibrc",
+    "/etc/nsswitch.conf", "/etc/alternatives", "/etc/fonts", "/etc/mime.types", "/etc/ssl",
+    "/etc/os-release", "/etc/matplotlibrc",
 )  # fmt: skip
 NVIDIA_SHARED = (
     "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset",
 )  # fmt: skip
 
 
+def isolation_flags(switch: bool) -> tuple[str, ...]:
+    """The namespace and capability flags: ``switch`` when Podium is root (see the doc)."""
+    return COMMON_FLAGS + (SWITCH_FLAGS if switch else USER_NAMESPACE_FLAGS)
+
+
+@dataclass(frozen=True)
+class BwrapFds:
+    """Descriptors the command reads (they must be passed to bwrap, open)."""
+
+    passwd: int
+    group: int
+    seccomp: int | None = None  # the compiled filter; None: no filter (a gap it reports)
+    info: int | None = None  # where bwrap writes the pid of the namespace's init
+
+    @property
+    def all(self) -> tuple[int, ...]:
+        fds = (self.passwd, self.group, self.seccomp, self.info)
+        return tuple(fd for fd in fds if fd is not None)
+
+
 @dataclass(frozen=True)
 class BwrapLayout:
     workspace: Path
     input_dir: Path
-    ipc_dir: Path
+    ipc_dir: Path  # the kernel's side only
+    user: SandboxUser
+    fds: BwrapFds
     python_paths: Sequence[Path] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     tmp_bytes: int = 2 * 1024**3
@@ -56,16 +89,41 @@ def gpu_devices(gpus: str | None, dev: str = "/dev") -> tuple[list[str], str | N
     return shared + [f"{dev}/nvidia{i}" for i in indices], ",".join(indices)
 
 
-def _system_binds() -> list[str]:
+class _Tree:
+    """The directories that exist inside the sandbox so far; emits ``--dir`` for the rest.
+
+    bwrap would create a bind's missing parents itself, but mode 0700 when run as root, which
+    the sandbox's uid could not traverse.
+    """
+
+    def __init__(self) -> None:
+        self.made = {PurePosixPath("/")}
+
+    def mark(self, path: str | Path) -> None:
+        self.made.add(PurePosixPath(path))
+
+    def parents(self, path: str | Path) -> list[str]:
+        args: list[str] = []
+        for parent in reversed(PurePosixPath(path).parents):
+            if parent not in self.made:
+                args += ["--dir", str(parent)]
+                self.made.add(parent)
+        self.made.add(PurePosixPath(path))
+        return args
+
+
+def _system_binds(tree: _Tree) -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
+    tree.mark("/usr")
     for name in TOP_LEVEL_DIRS:
         path = Path("/", name)
         if path.is_symlink():
             args += ["--symlink", str(path.readlink()), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
+        tree.mark(path)
     for etc in ETC_FILES:
-        args += ["--ro-bind-try", etc, etc]
+        args += [*tree.parents(etc), "--ro-bind-try", etc, etc]
     return args
 
 
@@ -76,19 +134,28 @@ def _outermost(paths: Sequence[Path]) -> list[Path]:
 
 
 def bwrap_argv(bwrap: str, layout: BwrapLayout, command: Sequence[str]) -> list[str]:
-    args = [bwrap, *ISOLATION_FLAGS, *_system_binds()]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--size", str(layout.tmp_bytes), "--tmpfs", "/tmp"]
-    args += ["--size", str(layout.shm_bytes), "--tmpfs", "/dev/shm"]
+    tree = _Tree()
+    args = [bwrap, *isolation_flags(layout.user.switch), *_system_binds(tree)]
+    args += ["--ro-bind-data", str(layout.fds.passwd), "/etc/passwd"]
+    args += ["--ro-bind-data", str(layout.fds.group), "/etc/group"]
+    args += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev"]
+    args += ["--perms", "01777", "--size", str(layout.tmp_bytes), "--tmpfs", "/tmp"]
+    args += ["--perms", "01777", "--size", str(layout.shm_bytes), "--tmpfs", "/dev/shm"]
+    for mounted in ("/proc", "/dev", "/tmp", "/dev/shm"):
+        tree.mark(mounted)
     for path in _outermost(layout.python_paths):
         if not (path == Path("/usr") or path.is_relative_to("/usr")):
-            args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(layout.ipc_dir), str(layout.ipc_dir)]
-    args += ["--bind", str(layout.workspace), WORKSPACE]
+            args += [*tree.parents(path), "--ro-bind", str(path), str(path)]
+    args += [*tree.parents(layout.ipc_dir), "--bind", str(layout.ipc_dir), str(layout.ipc_dir)]
+    args += [*tree.parents(WORKSPACE), "--bind", str(layout.workspace), WORKSPACE]
     args += ["--ro-bind", str(layout.input_dir), f"{WORKSPACE}/input"]
     devices, visible = gpu_devices(layout.gpus)
     for device in devices:
         args += ["--dev-bind-try", device, device]
+    if layout.fds.seccomp is not None:
+        args += ["--seccomp", str(layout.fds.seccomp)]
+    if layout.fds.info is not None:
+        args += ["--info-fd", str(layout.fds.info)]
     env = dict(layout.env)
     if visible is not None:
         env["CUDA_VISIBLE_DEVICES"] = visible

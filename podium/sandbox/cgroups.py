@@ -168,6 +168,11 @@ class KernelCgroup:
                 return True
         return False
 
+    def empty(self) -> bool:
+        """Whether no process is left in the group(s)."""
+        groups = {g for g in (self.memory, self.pids) if g is not None}
+        return all(not _read(g / "cgroup.procs").strip() for g in groups)
+
     def remove(self) -> bool:
         """Remove the groups once empty; False if a process is still inside."""
         done = True

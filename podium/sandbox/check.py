@@ -1,12 +1,18 @@
 """What isolation works on this machine, and why not: ``podium sandbox check`` and ``auto``.
 
-Every line is a real probe (bwrap is run, a kernel is started inside it), not a guess from
-version numbers.
+Every line is a real probe (bwrap is run, a kernel is started inside it and reports what it
+can do), not a guess from version numbers. Each protection of the bwrap sandbox gets a line:
+whether it is configured (``BwrapSandbox.protections``) *and* whether the probe kernel found it
+holding.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import json
+import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,10 +24,33 @@ from typing import Any
 from podium.errors import SandboxError
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.sandbox import cgroups
-from podium.sandbox.bwrap import BwrapSandbox, bwrap_problem, describe_limits
+from podium.sandbox.bwrap import (
+    KEYCTL,
+    BwrapSandbox,
+    Protection,
+    bwrap_problem,
+    describe_limits,
+)
 from podium.sandbox.bwrap_command import gpu_devices
 from podium.sandbox.local import LocalSandbox
 from podium.sandbox.options import SandboxOptions
+
+_PROBE = """
+import ctypes, json, os, socket
+facts = {"interfaces": len(socket.if_nameindex()), "uid": os.getuid()}
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+facts["seccomp"] = status.get("Seccomp", "").strip()
+try:
+    os.close(os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY))
+    facts["sysctl"] = "writable"
+except OSError as exc:
+    facts["sysctl"] = exc.strerror
+number = %(keyctl)r.get(os.uname().machine)
+libc = ctypes.CDLL(None, use_errno=True)
+got = libc.syscall(number, 0, -3, 0) if number else -1  # the session keyring's id
+facts["keyring"] = got if got >= 0 else os.strerror(ctypes.get_errno())
+print("PROBE " + json.dumps(facts))
+""".replace("%(keyctl)r", repr(KEYCTL))
 
 
 @dataclass(frozen=True)
@@ -31,28 +60,56 @@ class CheckLine:
     detail: str
 
 
-async def _kernel_line(options: SandboxOptions) -> CheckLine:
-    sandbox = BwrapSandbox(SandboxOptions(python=options.python, preimports=(), warm_pool=False))
+async def _probe_kernel(options: SandboxOptions) -> tuple[BwrapSandbox, CheckLine, dict[str, Any]]:
+    sandbox = BwrapSandbox(SandboxOptions(python=options.python, preimports=(), warm_pool=False,
+                                          user=options.user))  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="podium-check-") as tmp:
         data = Path(tmp, "input")
         data.mkdir()
-        code = "import socket; print(len(socket.if_nameindex()))"
         try:
-            result = await sandbox.execute(code, Workspace(Path(tmp, "ws"), data), Limits(60))
+            result = await sandbox.execute(_PROBE, Workspace(Path(tmp, "ws"), data), Limits(60))
         except SandboxError as exc:
-            return CheckLine("kernel", False, str(exc))
+            return sandbox, CheckLine("kernel", False, str(exc)), {}
         finally:
             await sandbox.aclose()
-    if result.failed:
-        return CheckLine("kernel", False, f"{result.error_name}: {result.error_value}")
-    interfaces = result.output.strip()
-    isolated = interfaces == "1"
-    return CheckLine(
+    match = re.search(r"^PROBE (.*)$", result.output, re.MULTILINE)
+    if result.failed or not match:
+        return sandbox, CheckLine("kernel", False, result.error_line or "no answer"), {}
+    facts: dict[str, Any] = json.loads(match.group(1))
+    isolated = facts["interfaces"] == 1
+    line = CheckLine(
         "kernel",
         isolated,
         f"ipykernel over ipc started in {result.kernel_start_s:.2f} s; network interfaces "
-        f"inside: {interfaces} ({'loopback only' if isolated else 'NOT isolated'})",
+        f"inside: {facts['interfaces']} ({'loopback only' if isolated else 'NOT isolated'})",
     )
+    return sandbox, line, facts
+
+
+def _host_session_keyring() -> int | None:
+    number = KEYCTL.get(platform.machine())
+    if number is None:
+        return None
+    got = ctypes.CDLL(None, use_errno=True).syscall(number, 0, -3, 0)
+    return int(got) if got >= 0 else None
+
+
+def _confirmed(protection: Protection, facts: dict[str, Any]) -> CheckLine:
+    """A protection's line: configured, and seen holding by the probe kernel."""
+    seen: bool | None = None  # None: the probe says nothing about it
+    if protection.name == "unprivileged uid":
+        seen = facts["uid"] != 0
+    elif protection.name == "seccomp":
+        seen = facts["seccomp"] == "2"
+    elif protection.name == "read-only /proc":
+        seen = facts["sysctl"] != "writable"
+    elif protection.name == "keyring":
+        seen = facts["keyring"] != _host_session_keyring()
+    ok = protection.active and seen is not False
+    detail = protection.detail
+    if protection.active and seen is False:
+        detail += " -- but the probe kernel got past it"
+    return CheckLine(protection.name, ok, detail)
 
 
 def _python_line(python: str) -> CheckLine:
@@ -73,11 +130,16 @@ def run_checks(options: Mapping[str, Any]) -> list[CheckLine]:
     lines = [_python_line(opts.python or sys.executable)]
     problem = bwrap_problem()
     lines.append(CheckLine("bubblewrap", problem is None, problem or "namespaces work"))
+    kernel_uid = 0
     if problem is None:
-        lines.append(asyncio.run(_kernel_line(opts)))
+        sandbox, kernel, facts = asyncio.run(_probe_kernel(opts))
+        lines.append(kernel)
+        kernel_uid = sandbox.user.uid
+        if facts:
+            lines += [_confirmed(p, facts) for p in sandbox.protections()]
     support = cgroups.detect()
     lines.append(CheckLine("cgroups", support.version is not None, support.describe()))
-    for phrase in describe_limits(opts.limits, support):
+    for phrase in describe_limits(opts.limits, support, kernel_uid):
         lines.append(CheckLine("limit", "watchdog" not in phrase and "nothing" not in phrase,
                                phrase))  # fmt: skip
     if opts.gpus:

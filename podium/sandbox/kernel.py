@@ -5,9 +5,11 @@ wrapped in bubblewrap) by the argv, environment and pre-exec hook it passes; thi
 the protocol side: start, execute, watch for the deadline, for kernel death and for limits,
 interrupt, kill.
 
-Host memory stays bounded whatever the kernel prints: the iopub socket refuses any message over
-``max_message_bytes`` (ZMQ drops the connection instead of buffering it), which Podium notices
-through a socket monitor and answers by killing the kernel.
+Host memory stays bounded whatever the kernel sends, on every channel: Podium's sockets never
+talk to the kernel's directly but through a relay that refuses any message (all its frames
+together) over ``max_message_bytes`` and then has the kernel killed (``relay.py``), and each of
+Podium's sockets queues only ``HOST_QUEUE_MESSAGES`` messages before the relay stops reading.
+Every kernel uses the ``ipc`` transport in a directory pair of its own (``ipc.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import itertools
 import signal
 import subprocess
 import time
@@ -32,12 +33,15 @@ from jupyter_client.manager import AsyncKernelManager
 from podium.errors import SandboxError
 from podium.failpoints import failpoint
 from podium.records import ExecResult, ExecStatus
+from podium.sandbox.ipc import IpcDir
 from podium.sandbox.output import CappedOutput, strip_ansi
+from podium.sandbox.relay import Relay
 
 POLL_S = 0.1  # how often a silent kernel is checked for death / deadline
-DEATH_GRACE_S = 0.5  # after iopub drops: time for a dying kernel to be seen dead
 WATCH_EVERY_S = 0.25  # how often a sandbox's watchdog (memory, disk) is consulted
-_monitors = itertools.count()
+HOST_QUEUE_MESSAGES = 8  # per Podium socket: host memory <= this x max_message_bytes
+EXIT_WAIT_S = 10.0  # after SIGKILL, how long the launched process may take to be reaped
+REPLY_WAIT_S = 5.0  # after idle, for the execute_reply (normally already there)
 
 Watch = Callable[[], Awaitable[str | None]]  # returns why the kernel must die, or None
 
@@ -63,26 +67,26 @@ def die_with_parent() -> None:
 
 @dataclass(frozen=True)
 class KernelCommand:
-    """How to start the kernel process: ``{connection_file}`` in argv is filled in by Jupyter.
+    """How to start the kernel process, whose argv reads the kernel's connection file
+    (``IpcDir.kernel_connection_file``, see ``ipykernel_argv``).
 
     ``preexec`` runs in the child between fork and exec (joining cgroups, setting rlimits); it
-    must not touch Python objects shared with the parent.
+    must not touch Python objects shared with the parent. ``pass_fds`` stay open in the child.
     """
 
     argv: Sequence[str]
     env: Mapping[str, str]
     cwd: Path
-    transport: str = "tcp"
-    connection_file: Path | None = None
     interrupt_mode: str = "signal"
     preexec: Callable[[], None] | None = None
+    pass_fds: tuple[int, ...] = ()
     startup_timeout_s: float = 60.0
     interrupt_grace_s: float = 3.0
     max_message_bytes: int = 32 * 1024**2
 
 
-def ipykernel_argv(python: str) -> list[str]:
-    return [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+def ipykernel_argv(python: str, connection_file: Path) -> list[str]:
+    return [python, "-m", "ipykernel_launcher", "-f", str(connection_file)]
 
 
 @dataclass
@@ -92,8 +96,9 @@ class LiveKernel:
     km: AsyncKernelManager
     client: Any
     command: KernelCommand
+    ipc: IpcDir
+    relay: Relay
     start_s: float
-    monitor: Any = None
     on_cleanup: list[Callable[[], None]] = field(default_factory=list)
 
     async def execute(
@@ -138,33 +143,53 @@ class LiveKernel:
                 return f"kernel died (signal {signal.Signals(signum).name})"
         return f"kernel died (exit status {code})"
 
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The launched process (bwrap, for a bwrap kernel)."""
+        return getattr(self.km.provisioner, "process", None)
+
     async def is_alive(self) -> bool:
         return bool(await self.km.is_alive())
 
     async def kill(self) -> None:
         """SIGKILL now (the kernel's process group; bwrap takes its namespace down with it)."""
-        if self.monitor is not None:  # before stop_channels, whose context.term waits for it
-            with contextlib.suppress(Exception):
-                self.monitor.close(linger=0)
-            self.monitor = None
+        await self.relay.aclose()
         with contextlib.suppress(Exception):
             self.client.stop_channels()
         with contextlib.suppress(Exception):
             await self.km.signal_kernel(signal.SIGKILL)
 
+    async def wait_exited(self, within_s: float = EXIT_WAIT_S) -> bool:
+        """Whether the launched process has exited (polled; it was sent SIGKILL)."""
+        process = self.process
+        deadline = time.monotonic() + within_s
+        while process is not None and process.poll() is None:
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.005)
+        return True
+
     async def cleanup(self) -> None:
         """Reap the process and remove its files (~0.1 s of polling, off the critical path)."""
+        await self.relay.aclose()
         with contextlib.suppress(Exception):
             await self.km.shutdown_kernel(now=True)
-        for callback in self.on_cleanup:  # file-system work (rmtree, cgroup rmdir): off the loop
+        callbacks = [*self.on_cleanup, self.ipc.remove]
+        for callback in callbacks:  # file-system work (rmtree, cgroup rmdir): off the loop
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(callback)
 
 
-async def start_kernel(command: KernelCommand) -> LiveKernel:
-    """Start the process and wait until it answers; raise SandboxError if it never does."""
+async def start_kernel(command: KernelCommand, ipc: IpcDir) -> LiveKernel:
+    """Start the process and wait until it answers; raise SandboxError if it never does.
+
+    ``ipc`` is the kernel's directory pair, its connection files written; the relay between
+    its two sides runs from here until the kernel is killed.
+    """
     started = time.perf_counter()
-    km = _manager(command)
+    km = _manager(command, ipc)
+    relay = Relay(ipc.host, ipc.kernel, ipc.socket_names, command.max_message_bytes)
+    await relay.start()
     try:
         await km.start_kernel(
             cwd=str(command.cwd),
@@ -172,8 +197,10 @@ async def start_kernel(command: KernelCommand) -> LiveKernel:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=_preexec(command.preexec),
+            pass_fds=command.pass_fds,
         )
     except BaseException as exc:  # cancelled or failed: never leave a launched process behind
+        await relay.aclose()
         with contextlib.suppress(Exception):
             if km.has_kernel:
                 await km.shutdown_kernel(now=True)
@@ -181,12 +208,11 @@ async def start_kernel(command: KernelCommand) -> LiveKernel:
             raise SandboxError(f"kernel failed to start: {type(exc).__name__}: {exc}") from exc
         raise
     client = km.client()
-    kernel = LiveKernel(km, client, command, 0.0)
+    client.context.setsockopt(zmq.RCVHWM, HOST_QUEUE_MESSAGES)
+    kernel = LiveKernel(km, client, command, ipc, relay, 0.0)
     try:
         client.start_channels()
-        kernel.monitor = _cap_iopub(client, command.max_message_bytes)
         await _wait_ready(km, client, command.startup_timeout_s)
-        _drain(kernel.monitor)
     except BaseException:
         await kernel.kill()
         await kernel.cleanup()
@@ -195,7 +221,7 @@ async def start_kernel(command: KernelCommand) -> LiveKernel:
     return kernel
 
 
-def _manager(command: KernelCommand) -> AsyncKernelManager:
+def _manager(command: KernelCommand, ipc: IpcDir) -> AsyncKernelManager:
     spec = KernelSpec(
         argv=list(command.argv),
         display_name="podium",
@@ -203,10 +229,15 @@ def _manager(command: KernelCommand) -> AsyncKernelManager:
         interrupt_mode=command.interrupt_mode,
     )
     km = AsyncKernelManager(
-        kernel_name="podium", kernel_spec_manager=_OneSpec(spec), transport=command.transport
+        kernel_name="podium",
+        kernel_spec_manager=_OneSpec(spec),
+        transport="ipc",
+        connection_file=str(ipc.host_connection_file),
     )
-    if command.connection_file is not None:
-        km.connection_file = str(command.connection_file)
+    if km.has_trait("transport_encryption"):  # the relay reads plain ZMTP (CURVE hides frames)
+        km.transport_encryption = "disabled"
+    km.load_connection_file()
+    km.context.setsockopt(zmq.RCVHWM, HOST_QUEUE_MESSAGES)
     return km
 
 
@@ -217,30 +248,6 @@ def _preexec(extra: Callable[[], None] | None) -> Callable[[], None]:
             extra()
 
     return run
-
-
-def _cap_iopub(client: Any, max_bytes: int) -> Any:
-    """Reconnect iopub with ZMQ_MAXMSGSIZE set, and monitor it for the resulting disconnect.
-
-    Socket options apply to new connections only, hence the reconnect (before any execution).
-    """
-    sock = client.iopub_channel.socket
-    endpoint = sock.getsockopt(zmq.LAST_ENDPOINT).decode()
-    sock.setsockopt(zmq.MAXMSGSIZE, max_bytes)
-    sock.disconnect(endpoint)
-    sock.connect(endpoint)
-    address = f"inproc://podium-iopub-monitor-{next(_monitors)}"
-    sock.monitor(address, zmq.EVENT_DISCONNECTED)
-    monitor: zmq.Socket[bytes] = zmq.Context.shadow(client.context.underlying).socket(zmq.PAIR)
-    monitor.connect(address)
-    return monitor
-
-
-def _drain(monitor: Any) -> None:
-    """Forget the events of the set-up reconnect: only later disconnects mean an overflow."""
-    with contextlib.suppress(zmq.ZMQError):
-        while monitor.poll(0):
-            monitor.recv_multipart()
 
 
 async def _wait_ready(km: AsyncKernelManager, client: Any, timeout_s: float) -> None:
@@ -285,30 +292,14 @@ class _Execution:
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
         failpoint("exec.running")  # crash while the solution runs
         outcome = await self._collect(msg_id, deadline=t0 + timeout_s)
-        fields: tuple[ExecStatus, str | None, str | None, str | None]
         if outcome == "deadline":
             await self.kernel.km.interrupt_kernel()
             grace = self.kernel.command.interrupt_grace_s
             outcome = await self._collect(msg_id, deadline=time.perf_counter() + grace)
-            killed = "timeout"
-            if outcome != "idle":
-                killed = "timeout (the kernel ignored the interrupt and was killed)"
-            fields = (ExecStatus.TIMEOUT, "TimeoutError", killed, killed)
-            self.output.write(
-                f"\nTimeoutError: execution exceeded {timeout_s:g} s and was stopped\n"
-            )
-        elif outcome == "limit":
-            reason = self.limit_reason or "resource limit"
-            fields = (ExecStatus.DIED, "ResourceLimitExceeded", reason, reason)
-            self.output.write(f"\nResourceLimitExceeded: {reason}; the kernel was killed\n")
-        elif outcome == "died":
-            why = await self.kernel.exit_description()
-            fields = (ExecStatus.DIED, "KernelDied", why, why)
-            self.output.write(f"\nKernelDied: {why} during execution\n")
-        elif self.error:
-            fields = (ExecStatus.ERROR, self.error.get("ename"), self.error.get("evalue"), None)
-        else:
-            fields = (ExecStatus.OK, None, None, None)
+            outcome = "limit" if outcome == "limit" else f"timeout-{outcome}"
+        elif outcome == "idle":
+            outcome = await self._reply(msg_id, until=t0 + timeout_s)
+        fields = await self._fields(outcome, timeout_s)
         status, name, value, killed_reason = fields
         return ExecResult(
             status=status,
@@ -327,7 +318,32 @@ class _Execution:
     def _traceback(self) -> str | None:
         if not self.error:
             return None
-        return strip_ansi("\n".join(self.error.get("traceback", [])))
+        return strip_ansi("\n".join(map(str, self.error.get("traceback", []))))
+
+    async def _fields(
+        self, outcome: str, timeout_s: float
+    ) -> tuple[ExecStatus, str | None, str | None, str | None]:
+        """(status, error name, error value, killed reason) for how the execution ended."""
+        if outcome.startswith("timeout-"):
+            killed = "timeout"
+            if outcome != "timeout-idle":
+                killed = "timeout (the kernel ignored the interrupt and was killed)"
+            self.output.write(
+                f"\nTimeoutError: execution exceeded {timeout_s:g} s and was stopped\n"
+            )
+            return ExecStatus.TIMEOUT, "TimeoutError", killed, killed
+        if outcome == "limit":
+            reason = self.limit_reason or "resource limit"
+            self.output.write(f"\nResourceLimitExceeded: {reason}; the kernel was killed\n")
+            return ExecStatus.DIED, "ResourceLimitExceeded", reason, reason
+        if outcome == "died":
+            why = await self.kernel.exit_description()
+            self.output.write(f"\nKernelDied: {why} during execution\n")
+            return ExecStatus.DIED, "KernelDied", why, why
+        if self.error:
+            name, value = (self.error.get(key) for key in ("ename", "evalue"))
+            return ExecStatus.ERROR, _text(name), _text(value), None
+        return ExecStatus.OK, None, None, None
 
     async def _collect(self, msg_id: str, deadline: float) -> str:
         """Read iopub until the kernel is idle: 'idle', 'deadline', 'died' or 'limit'."""
@@ -336,59 +352,74 @@ class _Execution:
             if left <= 0:
                 return "deadline"
             if reason := await self._limit_hit():
-                self.limit_reason = reason
-                await self.kernel.kill()
-                return "limit"
+                return await self._stop(reason)
             try:
                 msg = await self.client.get_iopub_msg(timeout=min(POLL_S, left))
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if self._handle(msg):
+                    return "idle"
             except Empty:
                 if not await self.kernel.is_alive():
                     return "died"
+            except Exception as exc:  # the kernel signs what it likes: anything unreadable ends it
+                return await self._stop(_unreadable(exc))
+
+    async def _reply(self, msg_id: str, until: float) -> str:
+        """After idle, the execute_reply (the kernel sends it first, on shell): only once it is
+        in has every channel's message of this execution passed the relay's cap. A kernel that
+        never sends it costs at most ``REPLY_WAIT_S``."""
+        until = min(until, time.perf_counter() + REPLY_WAIT_S)
+        while (left := until - time.perf_counter()) > 0:
+            if overflow := self.kernel.relay.overflow:
+                return await self._stop(f"output limit: {overflow}")
+            try:
+                msg = await self.client.get_shell_msg(timeout=min(POLL_S, left))
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    break
+            except Empty:
                 continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if self._handle(msg):
-                return "idle"
+            except Exception as exc:
+                return await self._stop(_unreadable(exc))
+        if overflow := self.kernel.relay.overflow:
+            return await self._stop(f"output limit: {overflow}")
+        return "idle"
+
+    async def _stop(self, reason: str) -> str:
+        self.limit_reason = reason
+        await self.kernel.kill()
+        return "limit"
 
     async def _limit_hit(self) -> str | None:
-        if self._disconnected() and await self._still_alive_after(DEATH_GRACE_S):
-            cap = self.kernel.command.max_message_bytes
-            return f"output limit: one message of more than {cap} bytes"
+        if overflow := self.kernel.relay.overflow:
+            return f"output limit: {overflow}"
         now = time.perf_counter()
         if self.watch is None or now < self._next_watch:
             return None
         self._next_watch = now + WATCH_EVERY_S
         return await self.watch()
 
-    async def _still_alive_after(self, seconds: float) -> bool:
-        """A dying kernel drops its sockets too: only a live one had a message refused."""
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            if not await self.kernel.is_alive():
-                return False
-            await asyncio.sleep(POLL_S / 2)
-        return await self.kernel.is_alive()
-
-    def _disconnected(self) -> bool:
-        monitor = self.kernel.monitor
-        if monitor is None:
-            return False
-        try:
-            return bool(monitor.poll(0))
-        except zmq.ZMQError:
-            return False
-
     def _handle(self, msg: dict[str, Any]) -> bool:
         kind, content = msg["msg_type"], msg["content"]
         if kind == "stream":
-            self.output.write(content["text"])
+            self.output.write(str(content["text"]))
         elif kind in ("execute_result", "display_data"):
             text = content.get("data", {}).get("text/plain")
             if text:
-                self.output.write(text + "\n")
+                self.output.write(str(text) + "\n")
         elif kind == "error":
             self.error = content
-            self.output.write(strip_ansi("\n".join(content.get("traceback", []))) + "\n")
+            self.output.write(strip_ansi("\n".join(map(str, content.get("traceback", [])))) + "\n")
         elif kind == "status":
             return bool(content.get("execution_state") == "idle")
         return False
+
+
+def _text(value: Any) -> str | None:
+    """A field of a kernel's message as text (a hostile kernel may send any JSON there)."""
+    return None if value is None else str(value)
+
+
+def _unreadable(exc: Exception) -> str:
+    why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+    return f"protocol violation: an unreadable message ({why})"

@@ -49,6 +49,7 @@ class ResourceLimits:
     max_processes: int | None = 512
     cpu_time_s: int | None = None
     workspace_bytes: int | None = 20 * 1024**3
+    max_files: int | None = 500_000  # files + directories + links the kernel may create
     tmp_bytes: int = 2 * 1024**3
     shm_bytes: int = 1024**3
     max_message_bytes: int = 32 * 1024**2  # one output message larger than this kills the kernel
@@ -69,8 +70,8 @@ def apply_rlimits(limits: ResourceLimits, nproc: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
-def processes_of_current_user() -> int:
-    uid = os.getuid()
+def processes_of(uid: int) -> int:
+    """How many processes ``uid`` has on the machine (what RLIMIT_NPROC counts)."""
     count = 0
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():

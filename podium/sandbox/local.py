@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from podium.sandbox.base import Guard, KernelSandbox
+from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
 from podium.sandbox.options import SandboxOptions
 from podium.sandbox.workspace import Slot
@@ -40,10 +41,10 @@ class LocalSandbox(KernelSandbox):
     def describe(self) -> str:
         return "local: NO isolation (the solutions can read and write anything Podium can)"
 
-    def launch(self, slot: Slot) -> tuple[KernelCommand, Guard]:
+    def launch(self, slot: Slot, ipc: IpcDir) -> tuple[KernelCommand, Guard]:
         slot.link_input()
         command = KernelCommand(
-            argv=ipykernel_argv(self.python),
+            argv=ipykernel_argv(self.python, ipc.kernel_connection_file),
             env=kernel_env(),
             cwd=slot.root,
             interrupt_grace_s=self.options.interrupt_grace_s,

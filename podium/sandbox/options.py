@@ -33,6 +33,7 @@ def limits_from_config(options: Mapping[str, Any]) -> ResourceLimits:
         workspace_bytes=_size(
             options.get("workspace_size", defaults.workspace_bytes), "sandbox.workspace_size"
         ),
+        max_files=options.get("max_files", defaults.max_files),
         tmp_bytes=parse_bytes(options.get("tmp_size", defaults.tmp_bytes), "sandbox.tmp_size"),
         shm_bytes=parse_bytes(options.get("shm_size", defaults.shm_bytes), "sandbox.shm_size"),
         max_message_bytes=parse_bytes(
@@ -49,6 +50,7 @@ class SandboxOptions:
     preimports: tuple[str, ...] = DEFAULT_PREIMPORTS
     gpus: str | None = None  # None, "all", or device indices "0,1"
     interrupt_grace_s: float = 3.0
+    user: str | int = "auto"  # who the kernels are on the host (see identity.py)
 
     @classmethod
     def from_config(cls, options: Mapping[str, Any]) -> SandboxOptions:
@@ -60,4 +62,5 @@ class SandboxOptions:
             preimports=DEFAULT_PREIMPORTS if preimports is None else tuple(preimports),
             gpus=options.get("gpus") or None,
             interrupt_grace_s=float(options.get("interrupt_grace_s", 3.0)),
+            user=options.get("user") or "auto",
         )

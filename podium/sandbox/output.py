@@ -6,23 +6,11 @@ A solution may print gigabytes; the agent and the journal need the start (what r
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
-# Terminal escape sequences (ipykernel colours tracebacks; a hostile solution may print any):
-# CSI (colours, cursor moves), OSC (titles, links: ended by BEL or ESC \), DCS/SOS/PM/APC
-# strings, then the two-byte escapes ("ESC 7", "ESC ( B"...).
-ESCAPE_SEQUENCE = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|[ -/]*[0-~]?)"
-)
-SGR = re.compile(r"\x1b\[[0-9;]*m")  # colours and text attributes only
+from podium.untrusted import ESCAPE_SEQUENCE, SGR, strip_ansi
 
-
-def strip_ansi(text: str) -> str:
-    """``text`` without terminal escape sequences (a browser would show them as garbage, a
-    terminal would obey them)."""
-    return ESCAPE_SEQUENCE.sub("", text)
+__all__ = ["ESCAPE_SEQUENCE", "SGR", "CappedOutput", "strip_ansi"]
 
 
 class CappedOutput:

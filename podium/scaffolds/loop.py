@@ -35,6 +35,8 @@ from podium.errors import (
 )
 from podium.failpoints import failpoint
 from podium.interfaces import (
+    SUBMISSION,
+    SUBMISSION_WRITTEN,
     Backend,
     BudgetView,
     Limits,
@@ -63,12 +65,11 @@ from podium.records import (
 from podium.scaffolds import final_choice, review
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.prompts import Prompts
-from podium.scaffolds.rundir import SUBMISSION, RunDir
+from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
 
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
-MAX_SUBMISSION_BYTES = 1024**3  # larger is refused unread: no MLE-bench submission comes close
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,6 @@ class Search:
         )
         self.journal.update(node, self.elapsed())
         self._admit(node)
-        self.run_dir.tidy_node(node.id, self.settings.keep_working)
         self._publish(self.parts.strategy.final_node(self.tree))
         self.parts.events.node_finished(node)
 
@@ -278,7 +278,7 @@ class Search:
 
     async def _expand(self, node: Node) -> Node:
         t0 = time.perf_counter()
-        self.run_dir.reset_node(node.id)
+        await asyncio.to_thread(self.run_dir.reset_node, node.id)  # a leftover may be huge
         client = _RecordingClient(self, node.id)
         try:
             node = await self._propose(node, client)
@@ -339,11 +339,11 @@ class Search:
         task = self.parts.task
         result = await self._execute(node)
         self.run_dir.write_text(node.id, "output.txt", result.output)
-        has_submission = self.run_dir.collect_submission(node.id)
+        has_submission = (self.run_dir.node_dir(node.id) / SUBMISSION).is_file()
         submission_problem = (
             self._submission_problem(node.id)
             if has_submission
-            else "no submission/submission.csv was written"
+            else result.submission_refused or f"no {SUBMISSION_WRITTEN} was written"
         )
         timings = node.timings.model_copy(
             update={"kernel_start_s": result.kernel_start_s, "exec_s": result.duration_s}
@@ -370,7 +370,7 @@ class Search:
     async def _execute_again(self, node: Node) -> ExecResult:
         """Run a finished node's code once more, in ``nodes/<id>/rerun/`` on a fresh kernel."""
         root = self.run_dir.node_dir(node.id) / "rerun"
-        shutil.rmtree(root, ignore_errors=True)
+        await asyncio.to_thread(shutil.rmtree, root, True)
         root.mkdir(parents=True)
         limits = Limits(self.settings.exec_timeout_s, self.settings.max_output_bytes)
         try:
@@ -380,12 +380,6 @@ class Search:
         except SandboxError as exc:
             result = sandbox_failure(exc)
         (root / "output.txt").write_text(result.output, encoding="utf-8")
-        for leftover in ("working", "submission", "input"):
-            path = root / leftover
-            if path.is_symlink():
-                path.unlink()
-            else:
-                shutil.rmtree(path, ignore_errors=True)
         return result
 
     def _submission_problem(self, node_id: int) -> str | None:
@@ -395,7 +389,9 @@ class Search:
         timeout = self.settings.exec_timeout_s
         if (left := self.time_left()) is not None:
             timeout = max(min(timeout, left), 1.0)
-        workspace = Workspace(self.run_dir.node_dir(node.id), self.parts.task.public_dir)
+        workspace = Workspace(
+            self.run_dir.node_dir(node.id), self.parts.task.public_dir, self.settings.keep_working
+        )
         limits = Limits(timeout_s=timeout, max_output_bytes=self.settings.max_output_bytes)
         try:
             result = await self.parts.sandbox.execute(node.code, workspace, limits)
@@ -417,11 +413,8 @@ def sandbox_failure(exc: SandboxError) -> ExecResult:
 
 
 def submission_problem(task: Task, path: Path) -> str | None:
-    """The task's format check, on a file the host can afford to read (the solution is
-    hostile: a multi-gigabyte "submission" is refused unread)."""
-    size = path.stat().st_size
-    if size > MAX_SUBMISSION_BYTES:
-        return f"submission.csv is {size} bytes, over the {MAX_SUBMISSION_BYTES}-byte cap"
+    """The task's format check on a handed-over submission (the check reads it through
+    ``podium.untrusted``, capped)."""
     return task.check_submission(path)
 
 

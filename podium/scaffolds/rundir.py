@@ -7,26 +7,25 @@ DIR/nodes/<id>/        solution.py, output.txt, submission.csv (if any), working
 DIR/best/              solution.py, submission.csv, node.json: the chosen final node
 ```
 
-Files a solution wrote are hostile: a "submission" may be a symlink to the private answers or a
-FIFO. They are opened without following links and must be regular files.
+Files a solution wrote never reach the run directory as they are: the sandbox hands a node
+its submission as a copy the host made (``podium.interfaces.Workspace``), and anything read
+from a node's directory is read through ``podium.untrusted`` all the same.
 """
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
 import shutil
-import stat
 from pathlib import Path
 from typing import Any, TextIO
 
 from podium.errors import RunDirError
 from podium.failpoints import failpoint
+from podium.interfaces import SUBMISSION
 from podium.records import Node
-
-SUBMISSION = "submission.csv"
+from podium.untrusted import Refused, copy_untrusted
 
 
 class RunDir:
@@ -76,12 +75,6 @@ class RunDir:
     def write_text(self, node_id: int, name: str, text: str) -> None:
         (self.node_dir(node_id) / name).write_text(text, encoding="utf-8")
 
-    def collect_submission(self, node_id: int) -> bool:
-        return collect_submission(self.node_dir(node_id))
-
-    def tidy_node(self, node_id: int, keep_working: bool) -> None:
-        tidy_workspace(self.node_dir(node_id), keep_working)
-
     # --- the final node -------------------------------------------------------------------
 
     def publish_best(self, node: Node | None) -> None:
@@ -94,9 +87,11 @@ class RunDir:
         staging.mkdir()
         src = self.node_dir(node.id)
         for name in ("solution.py", SUBMISSION):
-            if _is_regular_file(src / name):
-                shutil.copyfile(src / name, staging / name, follow_symlinks=False)
-                failpoint("best.copy")
+            try:
+                copy_untrusted(src / name, staging / name, trusted=src)
+            except (FileNotFoundError, Refused):
+                continue
+            failpoint("best.copy")
         info = {"node_id": node.id, "operator": node.operator, "step": node.step,
                 "metric": node.metric.value if node.metric else None}  # fmt: skip
         (staging / "node.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -117,37 +112,3 @@ class RunDir:
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, path)
-
-
-def collect_submission(folder: Path) -> bool:
-    """Move ``submission/submission.csv`` to ``folder/submission.csv`` if it is a real file
-    (``folder`` is where a solution ran: a node's directory, or a rerun's)."""
-    written = folder / "submission" / SUBMISSION
-    if written.parent.is_symlink() or not _is_regular_file(written):
-        return False
-    os.replace(written, folder / SUBMISSION)
-    return True
-
-
-def tidy_workspace(folder: Path, keep_working: bool) -> None:
-    """Remove what a finished execution no longer needs (the input link, scratch space)."""
-    link = folder / "input"
-    if link.is_symlink():
-        link.unlink()
-    shutil.rmtree(folder / "submission", ignore_errors=True)
-    if not keep_working:
-        shutil.rmtree(folder / "working", ignore_errors=True)
-
-
-def _is_regular_file(path: Path) -> bool:
-    """True for a regular file reached without following a symlink at its last component."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
-            return False
-        raise
-    try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
-    finally:
-        os.close(fd)

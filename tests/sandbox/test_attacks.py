@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import json
 import os
+import platform
 import re
 import resource
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -28,6 +31,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +47,8 @@ from podium.sandbox import (
     cgroups,
 )
 from podium.sandbox.bwrap import DISK_WATCH_EVERY_S
-from tests.support import REPO, cli_env, process_gone, processes
+from podium.scaffolds import Journal
+from tests.support import REPO, TOY_TASK, cli_env, podium_cli, process_gone, processes
 
 _BWRAP_PROBLEM = bwrap_problem()
 _CGROUPS = cgroups.detect()
@@ -81,17 +86,22 @@ ENOENT = f"FileNotFoundError {errno.ENOENT}"
 # --- helpers -------------------------------------------------------------------------------
 
 
-def make_sandbox(kind: str) -> KernelSandbox:
-    return BwrapSandbox(OPTIONS) if kind == "bwrap" else LocalSandbox(OPTIONS)
+def make_sandbox(kind: str, options: SandboxOptions = OPTIONS) -> KernelSandbox:
+    return BwrapSandbox(options) if kind == "bwrap" else LocalSandbox(options)
 
 
 def run_all(
-    kind: str, ws: Workspace, *codes: str, timeout_s: float = 10.0, max_output_bytes: int = 65536
+    kind: str,
+    ws: Workspace,
+    *codes: str,
+    timeout_s: float = 10.0,
+    max_output_bytes: int = 65536,
+    options: SandboxOptions = OPTIONS,
 ) -> list[ExecResult]:
     """Execute each code in turn on one sandbox object (a fresh kernel each); all the results."""
 
     async def go() -> list[ExecResult]:
-        sandbox = make_sandbox(kind)
+        sandbox = make_sandbox(kind, options)
         try:
             limits = Limits(timeout_s, max_output_bytes)
             return [await sandbox.execute(code, ws, limits) for code in codes]
@@ -99,6 +109,10 @@ def run_all(
             await sandbox.aclose()
 
     return asyncio.run(go())
+
+
+def with_limits(**changes: Any) -> SandboxOptions:
+    return dataclasses.replace(OPTIONS, limits=dataclasses.replace(OPTIONS.limits, **changes))
 
 
 def run(kind: str, ws: Workspace, code: str, timeout_s: float = 10.0) -> ExecResult:
@@ -276,7 +290,9 @@ def test_reading_host_files(kind: str, host: Host) -> None:
     got = attack(kind, host.ws, **{name: f"open({p!r}).read()" for name, p in paths.items()})
     expected_answers = f"ok {host.answers.read_text()}"
     if kind == "bwrap":
-        assert got == dict.fromkeys(paths, ENOENT)
+        # pid 1 is bwrap's init: not even its root is reachable when it runs as another uid.
+        assert got.pop("proc_1_root") in (ENOENT, EACCES)
+        assert got == dict.fromkeys(set(paths) - {"proc_1_root"}, ENOENT)
         return
     assert got["answers"] == expected_answers
     assert got["proc_self_root"] == expected_answers
@@ -527,8 +543,7 @@ def test_memory_past_the_limit_kills_only_that_kernel(host: Host) -> None:
 def test_filling_the_disk_is_stopped(host: Host, code: str, many_files: bool) -> None:
     # bwrap only: under ``local`` nothing would stop it before the host's disk is full.
     timeout = 20.0
-    result = run("bwrap", host.ws, code, timeout_s=timeout)
-    shutil.rmtree(host.ws.root / "working")  # up to GiBs, and pytest keeps recent tmp_paths
+    result = run("bwrap", host.ws, code, timeout_s=timeout)  # the slot is discarded after
     assert result.failed
     assert not result.timed_out
     if result.status is ExecStatus.ERROR:  # RLIMIT_FSIZE on one file
@@ -727,3 +742,424 @@ def test_killing_the_host_process_leaves_nothing_running(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         _clean_up_after(outer.pid, tree)
+
+
+# --- the host itself: sysctls, setuid files, keyrings --------------------------------------
+
+# What a solution running as host root could change for the whole machine. All read back on the
+# host: the sandbox's own view of them proves nothing.
+HOST_SYSCTLS = ("kernel/core_pattern", "kernel/core_uses_pid", "vm/overcommit_memory")
+EPERM = f"PermissionError {errno.EPERM}"
+
+
+def _host_path_of_workspace() -> str:
+    """Sandbox-side code: where /workspace is on the host, from /proc/self/mountinfo (the
+    mount's root within its filesystem: the host path when it is the root filesystem)."""
+    return (
+        "def host_workspace():\n"
+        "    for line in open('/proc/self/mountinfo'):\n"
+        "        fields = line.split()\n"
+        "        if fields[4] == '/workspace':\n"
+        "            return fields[3]\n"
+    )
+
+
+def test_host_sysctls_stay_untouched_and_a_core_pattern_helper_never_runs(host: Host) -> None:
+    # bwrap only: without isolation, as root, this would really reconfigure the host.
+    before = {name: Path("/proc/sys", name).read_text() for name in HOST_SYSCTLS}
+    ran = host.elsewhere / "the-helper-ran"
+    stolen = host.elsewhere / "stolen-answers"
+    helper = f"#!/bin/sh\ntouch {ran}\ncat {host.answers} > {stolen}\n"
+    setup = (
+        "import os, signal\n"
+        + _host_path_of_workspace()
+        + f"open('working/h.sh', 'w').write({helper!r})\n"
+        "os.chmod('working/h.sh', 0o755)\n"
+        "pattern = '|' + host_workspace() + '/working/h.sh'\n"
+        "def write(name, value):\n"
+        "    with open('/proc/sys/' + name, 'w') as f:\n"
+        "        f.write(value)\n"
+        "def crash():\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os.abort()\n"
+        "    return os.waitpid(pid, 0)[1] & 0x7f\n"
+    )
+    attempts = {"core_pattern": "write('kernel/core_pattern', pattern)",
+                "core_uses_pid": "write('kernel/core_uses_pid', '0')",
+                "overcommit": "write('vm/overcommit_memory', '2')",
+                "crash": "crash()"}  # fmt: skip
+    try:
+        got = attack("bwrap", host.ws, setup, **attempts)
+    finally:  # had it worked, the host must not stay broken
+        for name, value in before.items():
+            if Path("/proc/sys", name).read_text() != value:
+                Path("/proc/sys", name).write_text(value)
+    assert {k: v for k, v in got.items() if k != "crash"} == {
+        "core_pattern": got["core_pattern"], "core_uses_pid": got["core_pattern"],
+        "overcommit": got["core_pattern"]}  # fmt: skip
+    assert got["core_pattern"] in (EROFS, EACCES), got
+    assert got["crash"] == f"ok {signal.SIGABRT}"  # the crash did happen...
+    assert {name: Path("/proc/sys", name).read_text() for name in HOST_SYSCTLS} == before
+    time.sleep(0.5)  # ...and a helper, had one been started, would have run by now
+    assert not ran.exists() and not stolen.exists()
+
+
+def _setuid_files(root: Path) -> list[str]:
+    found = []
+    for path in [root, *root.rglob("*")]:
+        info = path.lstat()
+        if not stat.S_ISLNK(info.st_mode) and info.st_mode & (stat.S_ISUID | stat.S_ISGID):
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_no_file_with_a_setuid_bit_ever_leaves_the_sandbox(kind: str, host: Host) -> None:
+    setup = (
+        "import os, shutil\n"
+        "shutil.copy('/bin/sh', 'submission/submission.csv')\n"
+        "shutil.copy('/bin/sh', 'working/sh')\n"
+        "os.mkdir('working/dir')\n"
+        "def creat(path):\n"
+        "    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o6755))\n"
+        "    return oct(os.stat(path).st_mode)\n"
+        "def fchmod(path):\n"
+        "    fd = os.open(path, os.O_RDONLY)\n"
+        "    os.fchmod(fd, 0o4755)\n"
+    )
+    attempts = {
+        "chmod": "os.chmod('submission/submission.csv', 0o4755)",
+        "chmod_working": "os.chmod('working/sh', 0o6755)",
+        "setgid_dir": "os.chmod('working/dir', 0o2775)",
+        "fchmod": "fchmod('working/sh')",
+        "creat": "creat('working/created')",
+        "mknod": "os.mknod('working/node', stat.S_IFREG | 0o4755)",
+    }
+    ws = Workspace(host.ws.root, host.ws.input_dir, keep_working=True)
+    got = attack(kind, ws, setup + "import stat\n", **attempts)
+    if kind == "bwrap":  # the seccomp filter refuses every way of setting the bits
+        assert set(got.values()) == {EPERM}, got
+    else:  # control: nothing refuses them (the mode of 'creat' is the umask's, not a refusal)
+        assert got["chmod"] == "ok None" and got["chmod_working"] == "ok None", got
+    # Whatever happened inside, what reaches the host never carries the bits.
+    assert _setuid_files(ws.root) == []
+    assert (ws.root / "submission.csv").read_bytes() == Path("/bin/sh").read_bytes()
+    assert stat.S_IMODE((ws.root / "submission.csv").stat().st_mode) == 0o644
+
+
+KEYCTL = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}  # add_key, request_key, keyctl
+_KEYS = """
+import ctypes, json, os
+ADD, REQUEST, KEYCTL = {numbers}
+libc = ctypes.CDLL(None, use_errno=True)
+def call(*args):
+    got = libc.syscall(*args)
+    return got if got >= 0 else os.strerror(ctypes.get_errno())
+def read(key):
+    buf = ctypes.create_string_buffer(256)
+    got = libc.syscall(KEYCTL, 11, key, buf, 256)  # KEYCTL_READ
+    return buf.raw[:got].decode(errors="replace") if got >= 0 else os.strerror(ctypes.get_errno())
+seen = {{}}
+for name in ({names}):
+    key = call(REQUEST, b"user", name.encode(), None, 0)
+    seen[name] = read(key) if isinstance(key, int) else key
+seen["listed"] = open("/proc/keys").read() if os.path.exists("/proc/keys") else ""
+mark = b"MARK-{mark}"
+seen["added"] = [call(ADD, b"user", b"podium-left-by-a-kernel", mark, len(mark), ring)
+                 for ring in (-3, -4)]  # its session keyring, and its uid's user keyring
+print("KEYS " + json.dumps(seen))
+"""
+_KEY_HOST = """
+import asyncio, ctypes, json, sys
+from pathlib import Path
+from podium.interfaces import Limits, Workspace
+from podium.sandbox import BwrapSandbox, LocalSandbox, SandboxOptions
+kind, root, public, secret, first, second = sys.argv[1:]
+ADD, _, KEYCTL = {numbers}
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall(KEYCTL, 1, b"podium-test-session")  # like a session started by keyctl or PAM
+assert libc.syscall(ADD, b"user", b"podium-host-key", secret.encode(), len(secret), -3) > 0
+async def main():
+    box = (BwrapSandbox if kind == "bwrap" else LocalSandbox)(
+        SandboxOptions(preimports=(), warm_pool=False))
+    outputs = []
+    for n, code in enumerate((first, second)):
+        ws = Workspace(Path(root, str(n)), Path(public))
+        outputs.append((await box.execute(code, ws, Limits(60))).output)
+    await box.aclose()
+    print(json.dumps(outputs))
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in KEYCTL, reason="keyctl numbers for x86_64/aarch64")
+def test_no_key_of_the_host_reaches_a_kernel_and_none_passes_between_kernels(
+    kind: str, host: Host, tmp_path: Path
+) -> None:
+    numbers = KEYCTL[platform.machine()]
+    secret, mark = f"HOST-KEY-{uuid.uuid4().hex}", uuid.uuid4().hex
+    first = _KEYS.format(numbers=numbers, names="'podium-host-key',", mark=mark)
+    second = _KEYS.format(numbers=numbers, names="'podium-left-by-a-kernel',", mark="x")
+    script = _KEY_HOST.format(numbers=numbers)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, kind, str(tmp_path / "ws"), str(host.ws.input_dir),
+         secret, first, second],
+        capture_output=True, text=True, timeout=180, cwd=REPO, env=cli_env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    a_output, b_output = json.loads(proc.stdout.splitlines()[-1])
+    a = json.loads(re.findall(r"^KEYS (.*)$", a_output, re.MULTILINE)[0])
+    b = json.loads(re.findall(r"^KEYS (.*)$", b_output, re.MULTILINE)[0])
+    if kind == "local":  # control: an unisolated kernel shares the session and reads the key
+        assert a["podium-host-key"] == secret
+        return
+    assert secret not in a_output and "podium-host-key" not in a["listed"]
+    assert a["podium-host-key"] == "Operation not permitted"  # keyctl is denied outright
+    assert a["added"] == ["Operation not permitted"] * 2
+    assert f"MARK-{mark}" not in b_output and "podium-left-by-a-kernel" not in b["listed"]
+
+
+# --- the host's disk and memory --------------------------------------------------------------
+
+_IPC_DIR = (
+    "import os, sys\n"
+    "ipc = os.path.dirname(sys.argv[sys.argv.index('-f') + 1])\n"  # the kernel's connection file
+    "print('IPC', ipc, flush=True)\n"
+)
+
+
+def test_filling_the_ipc_directory_counts_against_the_workspace(host: Host) -> None:
+    # The ipc directory is on the host's disk, outside the slot: a watchdog counting only the
+    # slot let 1.5 GiB through against a 100 MiB limit.
+    code = _IPC_DIR + (
+        "import itertools\n"
+        "for i in itertools.count():\n"
+        "    with open(f'{ipc}/fill-{i}', 'wb') as f:\n"
+        "        f.write(b'\\1' * 4 * 1024**2)\n"
+    )
+    result = run("bwrap", host.ws, code, timeout_s=20.0)
+    assert result.status is ExecStatus.DIED, result.output
+    assert result.killed_reason == "workspace size limit (100 MiB)"
+    assert result.duration_s < 2 * DISK_WATCH_EVERY_S + SLACK_S
+    ipc = re.search(r"^IPC (\S+)$", result.output, re.MULTILINE)
+    assert ipc, result.output
+    assert not Path(ipc.group(1)).exists()  # removed with the kernel, on the host
+
+
+@pytest.mark.parametrize("where", ["workspace", "ipc"])
+def test_creating_entries_past_the_file_limit_is_stopped(host: Host, where: str) -> None:
+    # Directories and empty files take no blocks but do take inodes (and clean-up time).
+    base = "ipc" if where == "ipc" else "'working'"
+    code = _IPC_DIR + (
+        "import itertools\n"
+        f"base = {base}\n"
+        "for i in itertools.count():\n"
+        "    os.mkdir(f'{base}/d{i}')\n"
+        "    open(f'{base}/d{i}/a', 'w').close()\n"
+        "    open(f'{base}/d{i}/b', 'w').close()\n"
+    )
+    options = with_limits(max_files=5_000)
+    result = run_all("bwrap", host.ws, code, timeout_s=60.0, options=options)[0]
+    assert result.status is ExecStatus.DIED, result.output
+    assert result.killed_reason == "file count limit (5000 files and directories)"
+    assert result.duration_s < 30.0
+
+
+def test_cleaning_up_a_huge_tree_never_blocks_the_event_loop(host: Host) -> None:
+    # 100k entries took 34 s to remove on the event loop; now it happens beside it.
+    code = (
+        "import os\n"
+        "for i in range(2000):\n"
+        "    os.mkdir(f'working/d{i}')\n"
+        "    for j in range(50):\n"
+        "        open(f'working/d{i}/{j}', 'w').close()\n"
+        "print('made', sum(len(files) for _, _, files in os.walk('working')))\n"
+    )
+
+    async def go() -> tuple[ExecResult, float]:
+        gaps: list[float] = []
+        stop = asyncio.Event()
+
+        async def tick() -> None:
+            last = time.perf_counter()
+            while not stop.is_set():
+                await asyncio.sleep(0.01)
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        ticker = asyncio.create_task(tick())
+        sandbox = make_sandbox("bwrap", with_limits(max_files=200_000))
+        try:
+            result = await sandbox.execute(code, host.ws, Limits(120.0))
+            await sandbox.settle()  # the slot's removal included
+        finally:
+            await sandbox.aclose()
+            stop.set()
+            await ticker
+        return result, max(gaps)
+
+    result, worst = asyncio.run(go())
+    assert result.status is ExecStatus.OK, result.output
+    assert "made 100000" in result.output
+    assert worst < 2.0, f"the event loop stalled for {worst:.1f} s"
+    assert not any(host.ws.root.rglob("d1999"))
+
+
+# The kernel's own session (it holds the key) sends what the attack wants, on each channel.
+_FLOOD_SETUP = (
+    "import time\n"
+    "k = get_ipython().kernel\n"
+    "ident = k._parent_ident['shell']\n"
+    "big = b'x' * (8 * 1024**2)\n"
+)
+FLOODS = {
+    # One display_data of 24 frames of 8 MiB: each frame under the old per-frame cap.
+    "iopub-frames": "print('sent', flush=True)\nk.session.send(k.iopub_socket, 'display_data', "
+    "{'data': {}}, parent=k.get_parent(), buffers=[big] * 24)\ntime.sleep(30)\n",
+    # Many messages, each under the cap: bounded only by how many the host queues.
+    "iopub-messages": "for _ in range(150):\n"
+    "    k.session.send(k.iopub_socket, 'display_data', {'data': {}}, parent=k.get_parent(),"
+    " buffers=[big[: 6 * 1024**2]])\nprint('sent', flush=True)\ntime.sleep(30)\n",
+    # One 192 MiB reply on the shell channel (the execute_reply's payload).
+    "shell": "get_ipython().payload_manager.write_payload({'source': 'page', 'data': "
+    "{'text/plain': 'x' * (192 * 1024**2)}})\nprint('sent', flush=True)\n",
+    # One 192 MiB input_request on the stdin channel.
+    "stdin": "print('sent', flush=True)\nk._input_request('x' * (192 * 1024**2), ident, "
+    "k.get_parent('shell'), password=False)\n",
+    # One 192 MiB reply on the control channel, to the interrupt sent at the deadline.
+    "control": "def reply(stream, ident, parent):\n"
+    "    k.session.send(stream, 'interrupt_reply', {}, parent, ident=ident, buffers=[big] * 24)\n"
+    "k.control_handlers['interrupt_request'] = reply\n"
+    "print('sent', flush=True)\ntime.sleep(30)\n",
+}
+MESSAGE_CAP = 16 * 1024**2
+
+
+@pytest.mark.parametrize("flood", sorted(FLOODS))
+def test_a_flood_on_any_channel_keeps_the_host_memory_bounded(host: Host, flood: str) -> None:
+    options = with_limits(max_message_bytes=MESSAGE_CAP, memory_bytes=2 * 1024**3)
+    reset_peak_rss()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code = _FLOOD_SETUP + FLOODS[flood]
+    result = run_all("bwrap", host.ws, code, timeout_s=5.0, options=options)[0]
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+    assert "sent" in result.output, result.output  # the attack really ran
+    assert grown < 100 * 1024**2, f"the host grew by {grown / 1024**2:.0f} MiB"
+    if flood != "iopub-messages":  # one message over the cap: refused, and the kernel killed
+        assert result.killed_reason == (
+            f"output limit: one message of more than {MESSAGE_CAP} bytes"
+        ), result.killed_reason
+
+
+# --- races on the hand-over ------------------------------------------------------------------
+
+_SWAPPER = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+open('submission/submission.csv', 'w').write('id,y\\n1,0\\n')
+os.symlink({answers!r}, 'submission/link')
+if os.fork() == 0:  # keeps swapping the file and a link to the answers until it is killed
+    while True:
+        libc.renameat2(-100, b'submission/submission.csv', -100, b'submission/link', 2)
+print('swapping', flush=True)
+"""
+RACED_NODES = 200
+
+
+def test_a_submission_swapped_for_a_link_to_the_answers_never_hands_over_the_answers(
+    host: Host, tmp_path: Path
+) -> None:
+    # Before, the host checked the file, then moved it by name while the node's processes
+    # still ran: one node in ten handed over the answers (graded 1.0, gold).
+    code = _SWAPPER.format(answers=str(host.answers))
+    options = dataclasses.replace(OPTIONS, warm_pool=True)
+
+    async def go() -> list[tuple[ExecResult, Workspace]]:
+        sandbox = make_sandbox("bwrap", options)
+        await sandbox.warm_up(tmp_path / "scratch", host.ws.input_dir, 2)
+        done: list[tuple[ExecResult, Workspace]] = []
+
+        async def worker(ids: range) -> None:
+            for i in ids:
+                ws = Workspace(tmp_path / "nodes" / str(i), host.ws.input_dir)
+                done.append((await sandbox.execute(code, ws, Limits(30.0)), ws))
+
+        try:
+            await asyncio.gather(worker(range(0, RACED_NODES, 2)), worker(range(1, RACED_NODES, 2)))
+        finally:
+            await sandbox.aclose()
+        return done
+
+    handed, refused = 0, 0
+    for result, ws in asyncio.run(go()):
+        assert result.status is ExecStatus.OK and "swapping" in result.output, result.output
+        submission = ws.root / "submission.csv"
+        assert host.secret not in (result.submission_refused or "")
+        if submission.exists():
+            assert not submission.is_symlink()
+            assert submission.read_text() == "id,y\n1,0\n"  # the node's own file, nothing else
+            handed += 1
+        else:
+            assert "symlink" in (result.submission_refused or ""), result.submission_refused
+            refused += 1
+        assert sorted(p.name for p in ws.root.iterdir()) in ([], ["submission.csv"])
+    assert handed + refused == RACED_NODES
+
+
+# --- what a solution prints -------------------------------------------------------------------
+
+# OSC 52 (write the clipboard), clear screen, an 8-bit CSI, a bell, a title.
+TERMINAL_ATTACK = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[H\x9b31m\x07\x1b]0;pwned\x07"
+_ESCAPING = f"""
+import sys
+print({TERMINAL_ATTACK!r} + 'printed')
+sys.stderr.write({TERMINAL_ATTACK!r} + 'to stderr\\n')
+open('submission/submission.csv', 'w').write({TERMINAL_ATTACK!r} + 'id,y\\n1,0\\n')
+raise ValueError({TERMINAL_ATTACK!r} + 'raised')
+"""
+
+
+def _raw_control(text: str) -> list[str]:
+    return sorted({c for c in text if c in "\x07\x1b\x9b" or (ord(c) < 0x20 and c not in "\t\n")})
+
+
+def test_escape_sequences_from_a_solution_never_reach_a_terminal(
+    host: Host, tmp_path: Path
+) -> None:
+    # `podium sandbox run` printed the output raw: an OSC 52 wrote the user's clipboard.
+    solution = tmp_path / "solution.py"
+    solution.write_text(_ESCAPING)
+    result = podium_cli("sandbox", "run", str(solution), "--workspace", str(host.ws.root),
+                        "--input", str(host.ws.input_dir), "--sandbox", "bwrap")  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "printed" in result.stdout and "raised" in result.stdout
+    assert _raw_control(result.stdout) == [] and _raw_control(result.stderr) == []
+
+
+def test_escape_sequences_never_reach_run_rows_prompts_or_the_page(tmp_path: Path) -> None:
+    # The same solution in a real run: its rows, the review prompt that quotes its output, the
+    # format check's reason (which quotes its header), `podium show` and the exported page.
+    code = {"role": "code", "text": f"A plan.\n\n```python\n{_ESCAPING}```\n"}
+    review = {"role": "review", "tool_call": {"name": "submit_review", "arguments": {
+        "is_bug": True, "summary": "it raised", "metric": None}}}  # fmt: skip
+    session = tmp_path / "session.jsonl"
+    session.write_text("\n".join(json.dumps(line) for line in (code, review)) + "\n")
+    out = tmp_path / "run"
+    run = podium_cli("run", str(TOY_TASK), "--model", f"scripted:{session}", "--steps", "1",
+                     "--out", str(out), "--data-dir", str(tmp_path / "data"))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "buggy" in run.stdout and "raised" in run.stdout
+    assert _raw_control(run.stdout) == [] and _raw_control(run.stderr) == []
+    journal = Journal.open(out / "journal.sqlite")
+    prompts = [m.content for call in journal.calls() for m in call.request.messages]
+    nodes = journal.nodes()
+    journal.close()
+    assert any("printed" in p for p in prompts)  # the review prompt quotes the output...
+    assert all(_raw_control(p) == [] for p in prompts)  # ...inert
+    assert nodes[0].bug_reason and _raw_control(nodes[0].bug_reason) == []
+    show = podium_cli("show", str(out), "1")
+    assert show.returncode == 0 and _raw_control(show.stdout) == [], show.stderr
+    page = tmp_path / "page.html"
+    assert podium_cli("view", str(out), "--export", str(page)).returncode == 0
+    assert _raw_control(page.read_text()) == []

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from podium.sandbox.bwrap_command import BwrapLayout, bwrap_argv, gpu_devices
+from podium.sandbox.bwrap_command import BwrapFds, BwrapLayout, bwrap_argv, gpu_devices
+from podium.sandbox.identity import SandboxUser
+
+ROOT = SandboxUser(65533, 65533, "podium-sandbox", switch=True)  # Podium is root
+USER = SandboxUser(1000, 1000, "someone", switch=False)  # Podium is an ordinary user
 
 
 def layout(tmp_path: Path, **extra: object) -> BwrapLayout:
     values: dict = {
         "workspace": tmp_path / "slot",
         "input_dir": tmp_path / "public",
-        "ipc_dir": Path("/tmp/podium-ipc"),
+        "ipc_dir": Path("/tmp/podium-ipc/kernel"),
+        "user": ROOT,
+        "fds": BwrapFds(passwd=7, group=8, seccomp=9, info=10),
         "python_paths": [Path("/opt/env"), Path("/opt/env/lib/python3.11"), Path("/usr")],
         "env": {"PATH": "/opt/env/bin:/usr/bin", "HOME": "/tmp"},
     }
@@ -32,14 +38,14 @@ def test_the_workspace_is_writable_the_input_read_only_and_nothing_else_of_the_t
 ) -> None:
     argv = bwrap_argv("/usr/bin/bwrap", layout(tmp_path), ["python", "-m", "ipykernel_launcher"])
     assert pairs(argv, "--bind") == [
-        ("/tmp/podium-ipc", "/tmp/podium-ipc"),
+        ("/tmp/podium-ipc/kernel", "/tmp/podium-ipc/kernel"),
         (str(tmp_path / "slot"), "/workspace"),
     ]
     assert (str(tmp_path / "public"), "/workspace/input") in pairs(argv, "--ro-bind")
     assert argv[argv.index("--chdir") + 1] == "/workspace"
     assert argv[-4:] == ["--", "python", "-m", "ipykernel_launcher"]
     for flag in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--clearenv",
-                 "--disable-userns", "--new-session"):  # fmt: skip
+                 "--new-session"):  # fmt: skip
         assert flag in argv
 
 
@@ -48,11 +54,11 @@ def test_a_tmpfs_comes_before_the_binds_beneath_it_and_the_root_is_made_read_onl
 ) -> None:
     argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
     tmp_mount = argv.index("/tmp", argv.index("--tmpfs"))
-    ipc_bind = argv.index("/tmp/podium-ipc")
+    ipc_bind = argv.index("/tmp/podium-ipc/kernel")
     assert tmp_mount < ipc_bind
-    assert argv[argv.index("--tmpfs") - 2 : argv.index("--tmpfs")] == ["--size", str(2 * 1024**3)]
-    assert argv.index("--remount-ro") > ipc_bind
-    assert argv[argv.index("--remount-ro") + 1] == "/"
+    assert argv[argv.index("--tmpfs") - 4 : argv.index("--tmpfs")] == [
+        "--perms", "01777", "--size", str(2 * 1024**3)]  # fmt: skip
+    assert argv[-4:-2] == ["--remount-ro", "/"]  # the last mount operation
 
 
 def test_the_python_environment_is_bound_once_read_only_and_usr_not_twice(tmp_path: Path) -> None:
@@ -92,3 +98,34 @@ def test_all_gpus_are_the_numbered_device_nodes_present(tmp_path: Path) -> None:
     assert devices[-2:] == [str(dev / "nvidia0"), str(dev / "nvidia1")]
     assert str(dev / "nvidiactl") in devices
     assert visible is None  # every device the node can see is visible
+
+
+def test_as_root_no_user_namespace_and_only_the_launchers_capabilities(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
+    assert "--unshare-user" not in argv  # in one, uid 0 would be host root
+    caps = [argv[i + 1] for i, a in enumerate(argv) if a in ("--cap-add", "--cap-drop")]
+    assert caps == ["ALL", "CAP_SETUID", "CAP_SETGID"]
+
+
+def test_as_a_user_a_user_namespace_that_allows_no_other(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path, user=USER), ["k"])
+    assert "--unshare-user" in argv and "--disable-userns" in argv
+    assert "--cap-add" not in argv
+
+
+def test_proc_is_read_only_and_the_parents_of_binds_are_made_reachable(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
+    assert argv[argv.index("--proc") : argv.index("--proc") + 4] == [
+        "--proc", "/proc", "--remount-ro", "/proc"]  # fmt: skip
+    made = [argv[i + 1] for i, a in enumerate(argv) if a == "--dir"]
+    assert made.index("/opt") < argv.index("/opt/env")  # created 0755 before its bind
+    assert "/tmp/podium-ipc" in made and "/tmp" not in made  # /tmp is a tmpfs already
+
+
+def test_passwd_group_seccomp_and_info_come_from_the_descriptors_given(tmp_path: Path) -> None:
+    argv = bwrap_argv("bwrap", layout(tmp_path), ["k"])
+    assert ("7", "/etc/passwd") in pairs(argv, "--ro-bind-data")
+    assert ("8", "/etc/group") in pairs(argv, "--ro-bind-data")
+    assert argv[argv.index("--seccomp") + 1] == "9"
+    assert argv[argv.index("--info-fd") + 1] == "10"
+    assert "/etc/passwd" not in [a for a, _ in pairs(argv, "--ro-bind-try")]  # the host's

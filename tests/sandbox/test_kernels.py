@@ -92,10 +92,11 @@ print("VALID", validate())
     assert "DATA 2,1\n" in out
     assert "DIRS True True\n" in out
     assert "VALID (True, '')\n" in out  # the format check is there for the solution to call
-    assert (workspace.root / "submission" / "submission.csv").read_text() == "id,y\n1,1\n"
-    assert (workspace.root / "working").is_dir()
-    assert not (workspace.root / "input").exists()  # the data is never copied into the node
-    assert sorted(p.name for p in workspace.root.iterdir()) == ["submission", "working"]
+    # The hand-over: the submission as a file of the host's own; nothing else (the data is
+    # never copied, working/ is dropped unless kept).
+    assert (workspace.root / "submission.csv").read_text() == "id,y\n1,1\n"
+    assert sorted(p.name for p in workspace.root.iterdir()) == ["submission.csv"]
+    assert (workspace.root / "submission.csv").stat().st_uid == os.getuid()
     assert not result.timed_out
     assert result.error_name is None
     assert result.output_bytes == len(out.encode())
@@ -233,8 +234,24 @@ def test_relative_paths_work_as_the_default_run_dir_gives_them(
     Path("data").mkdir()
     Path("data/train.csv").write_text("id\n1\n")
     ws = Workspace(root=Path("runs/x/nodes/1"), input_dir=Path("data"))
-    code = "print(open('input/train.csv').read().split()[-1])\nopen('submission/s.csv', 'w')\n1"
+    code = (
+        "print(open('input/train.csv').read().split()[-1])\n"
+        "open('submission/submission.csv', 'w').write('id\\n')\n1"
+    )
     result, _ = run(code, ws, kind)
     assert result.status is ExecStatus.OK, result.output
     assert result.output == "1\n1\n"
-    assert (tmp_path / "runs/x/nodes/1/submission/s.csv").is_file()
+    assert (tmp_path / "runs/x/nodes/1/submission.csv").read_text() == "id\n"
+
+
+def test_working_is_handed_over_only_when_kept(workspace: Workspace, kind: str) -> None:
+    code = "open('working/model.txt', 'w').write('weights')\nopen('scratch.txt', 'w')\n"
+    kept = Workspace(workspace.root / "kept", workspace.input_dir, keep_working=True)
+    result, _ = run(code, kept, kind)
+    assert result.status is ExecStatus.OK, result.output
+    assert (kept.root / "working" / "model.txt").read_text() == "weights"
+    assert sorted(p.name for p in kept.root.iterdir()) == ["working"]  # no scratch.txt
+    dropped = Workspace(workspace.root / "dropped", workspace.input_dir)
+    result, _ = run(code, dropped, kind)
+    assert result.status is ExecStatus.OK, result.output
+    assert not dropped.root.exists() or list(dropped.root.iterdir()) == []

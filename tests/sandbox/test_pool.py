@@ -65,7 +65,7 @@ def test_pool_kernels_are_pre_imported_fresh_per_node_and_gone_after_close(tmp_p
         names = result.output.split("NAMES ")[1].splitlines()[0]
         assert "pandas" not in names and "podium" not in names  # ...binding no name
         assert result.peak_memory_bytes and result.peak_memory_bytes > 50 * 2**20
-        assert (tmp_path / "run" / "nodes" / str(i) / "submission" / "submission.csv").is_file()
+        assert (tmp_path / "run" / "nodes" / str(i) / "submission.csv").is_file()
     assert results[0].kernel_start_s < 0.3  # ready before it was asked for
     assert left == 0
     assert not (tmp_path / "run" / ".sandbox").exists()  # no slot left behind

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
 from datetime import UTC, datetime
@@ -392,56 +391,6 @@ def rundir(tmp_path: Path) -> RunDir:
     return RunDir(root)
 
 
-def submission_dir(rundir: RunDir, node_id: int = 1) -> Path:
-    node_dir = rundir.reset_node(node_id)
-    (node_dir / "submission").mkdir()
-    return node_dir / "submission"
-
-
-def test_collect_submission_moves_a_regular_file(rundir: RunDir) -> None:
-    sub = submission_dir(rundir)
-    (sub / "submission.csv").write_text("id,y\n1,0\n")
-    assert rundir.collect_submission(1) is True
-    assert (rundir.node_dir(1) / "submission.csv").read_text() == "id,y\n1,0\n"
-    assert not (sub / "submission.csv").exists()
-
-
-def test_collect_submission_without_a_file(rundir: RunDir) -> None:
-    submission_dir(rundir)
-    assert rundir.collect_submission(1) is False
-    assert not (rundir.node_dir(1) / "submission.csv").exists()
-
-
-def test_collect_submission_refuses_a_symlink(rundir: RunDir, tmp_path: Path) -> None:
-    secret = tmp_path / "answers.csv"
-    secret.write_text("id,y\n1,1\n")
-    sub = submission_dir(rundir)
-    (sub / "submission.csv").symlink_to(secret)
-    assert rundir.collect_submission(1) is False
-    target = rundir.node_dir(1) / "submission.csv"
-    assert not target.exists() and not target.is_symlink()
-    assert secret.read_text() == "id,y\n1,1\n"
-
-
-@pytest.mark.timeout(20)
-def test_collect_submission_refuses_a_fifo(rundir: RunDir) -> None:
-    sub = submission_dir(rundir)
-    os.mkfifo(sub / "submission.csv")
-    assert rundir.collect_submission(1) is False  # and does not block on the pipe
-    assert not (rundir.node_dir(1) / "submission.csv").exists()
-
-
-def test_collect_submission_refuses_a_symlinked_directory(rundir: RunDir, tmp_path: Path) -> None:
-    elsewhere = tmp_path / "private"
-    elsewhere.mkdir()
-    (elsewhere / "submission.csv").write_text("id,y\n1,1\n")
-    node_dir = rundir.reset_node(1)
-    (node_dir / "submission").symlink_to(elsewhere, target_is_directory=True)
-    assert rundir.collect_submission(1) is False
-    assert not (node_dir / "submission.csv").exists()
-    assert (elsewhere / "submission.csv").read_text() == "id,y\n1,1\n"
-
-
 def node_with_files(rundir: RunDir, node_id: int, step: int, metric: float) -> Node:
     node_dir = rundir.reset_node(node_id)
     (node_dir / "solution.py").write_text(f"print({node_id})\n")
@@ -503,32 +452,3 @@ def test_a_run_dir_has_one_writer(rundir: RunDir) -> None:
     rundir.unlock()
     other.lock()  # free again once the first holder lets go
     other.unlock()
-
-
-def test_tidy_node_removes_scratch_space(rundir: RunDir, tmp_path: Path) -> None:
-    data = tmp_path / "public"
-    data.mkdir()
-    (data / "train.csv").write_text("id,y\n")
-    for node_id in (1, 2):
-        node_dir = rundir.reset_node(node_id)
-        (node_dir / "working").mkdir()
-        (node_dir / "working" / "model.bin").write_bytes(b"\0" * 100)
-        (node_dir / "submission").mkdir()
-        (node_dir / "input").symlink_to(data, target_is_directory=True)
-        (node_dir / "solution.py").write_text("print(1)\n")
-        (node_dir / "submission.csv").write_text("id,y\n")
-
-    rundir.tidy_node(1, keep_working=False)
-    rundir.tidy_node(2, keep_working=True)
-
-    assert sorted(p.name for p in rundir.node_dir(1).iterdir()) == [
-        "solution.py",
-        "submission.csv",
-    ]
-    assert sorted(p.name for p in rundir.node_dir(2).iterdir()) == [
-        "solution.py",
-        "submission.csv",
-        "working",
-    ]
-    assert (rundir.node_dir(2) / "working" / "model.bin").stat().st_size == 100
-    assert (data / "train.csv").read_text() == "id,y\n"  # the linked data is untouched

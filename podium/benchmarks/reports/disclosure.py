@@ -128,6 +128,13 @@ def clean_track(runs: list[Run]) -> dict[str, Any]:
         "after each run ended, on the host; no signal derived from private answers reached any "
         "agent during a run."
     )
+    reduced = [r for r in runs if r.isolation_gaps]
+    if reduced:
+        gaps = sorted({gap.split(":", 1)[0] for r in reduced for gap in r.isolation_gaps})
+        statement += (
+            f" {len(reduced)} of {n} runs ran with reduced isolation (missing: "
+            f"{', '.join(gaps)}; see each run's isolation_gaps)."
+        )
     return {"clean": True, "statement": statement, "unsandboxed_runs": []}
 
 

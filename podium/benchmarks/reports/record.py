@@ -74,6 +74,7 @@ class Run:
     status: str  # finished | failed | interrupted | running
     sandbox: str | None
     sandboxed: bool | None
+    isolation_gaps: tuple[str, ...]  # what the sandbox lacked on the run's machine
     obfuscated_description: bool | None
     podium_version: str | None
     graded: bool
@@ -163,6 +164,7 @@ def _record(path: Path, summary: dict[str, Any], grade: dict[str, Any]) -> Run:
         status=str(summary.get("status") or "running"),
         sandbox=_optional_str(summary.get("sandbox")),
         sandboxed=_sandboxed(summary, grade),
+        isolation_gaps=tuple(map(str, summary.get("isolation_gaps") or ())),
         obfuscated_description=_optional_bool(summary.get("obfuscated_description")),
         podium_version=_optional_str((summary.get("versions") or {}).get("podium")),
         graded=bool(grade),

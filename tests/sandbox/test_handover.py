@@ -1,0 +1,112 @@
+"""The hand-over of a dead kernel's slot to its node (``Slot.hand_over``), on hostile slots.
+
+What a solution can leave there is arbitrary: links, FIFOs, setuid files, a replaced
+directory. These tests build such slots directly (no kernel: the processes that wrote them are
+dead by the time a hand-over happens) and check what reaches the node's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from podium.interfaces import Workspace
+from podium.sandbox import Slot
+
+
+@pytest.fixture
+def slot(tmp_path: Path) -> Slot:
+    public = tmp_path / "public"
+    public.mkdir()
+    return Slot.create(tmp_path / "scratch", public)
+
+
+def node(tmp_path: Path, keep_working: bool = False) -> Workspace:
+    return Workspace(tmp_path / "node", tmp_path / "public", keep_working)
+
+
+def test_a_regular_submission_is_copied_into_a_file_of_the_host(slot: Slot, tmp_path: Path) -> None:
+    written = slot.root / "submission" / "submission.csv"
+    written.write_text("id,y\n1,0\n")
+    written.chmod(0o4755)
+    ws = node(tmp_path)
+    assert slot.hand_over(ws) is None
+    copy = ws.root / "submission.csv"
+    assert copy.read_text() == "id,y\n1,0\n"
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o644
+    assert sorted(p.name for p in ws.root.iterdir()) == ["submission.csv"]
+
+
+def test_no_submission_is_not_a_refusal(slot: Slot, tmp_path: Path) -> None:
+    ws = node(tmp_path)
+    assert slot.hand_over(ws) is None
+    assert not (ws.root / "submission.csv").exists()
+
+
+def test_a_symlinked_submission_is_refused_and_the_target_is_untouched(
+    slot: Slot, tmp_path: Path
+) -> None:
+    secret = tmp_path / "answers.csv"
+    secret.write_text("id,y\n1,1\n")
+    (slot.root / "submission" / "submission.csv").symlink_to(secret)
+    ws = node(tmp_path)
+    refused = slot.hand_over(ws)
+    assert refused is not None and "symlink" in refused and "1,1" not in refused
+    assert not (ws.root / "submission.csv").exists()
+    assert secret.read_text() == "id,y\n1,1\n"
+
+
+def test_a_symlinked_submission_directory_is_refused(slot: Slot, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "private"
+    elsewhere.mkdir()
+    (elsewhere / "submission.csv").write_text("id,y\n1,1\n")
+    (slot.root / "submission").rmdir()
+    (slot.root / "submission").symlink_to(elsewhere, target_is_directory=True)
+    refused = slot.hand_over(node(tmp_path))
+    assert refused is not None and "symlink" in refused
+    assert not (tmp_path / "node" / "submission.csv").exists()
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_submission_is_refused_without_blocking(slot: Slot, tmp_path: Path) -> None:
+    os.mkfifo(slot.root / "submission" / "submission.csv")
+    refused = slot.hand_over(node(tmp_path))
+    assert refused is not None and "FIFO" in refused
+
+
+def test_kept_working_loses_setuid_bits_special_files_and_foreign_owners(
+    slot: Slot, tmp_path: Path
+) -> None:
+    working = slot.root / "working"
+    (working / "deep" / "er").mkdir(parents=True)
+    for path in (working / "sh", working / "deep" / "er" / "sh"):
+        path.write_bytes(b"#!/bin/sh\n")
+        path.chmod(0o6777)
+    (working / "deep").chmod(0o2777)
+    os.mkfifo(working / "fifo")
+    (working / "link").symlink_to("/etc/passwd")
+    if os.getuid() == 0:
+        os.chown(working / "sh", 65533, 65533)
+    ws = node(tmp_path, keep_working=True)
+    assert slot.hand_over(ws) is None
+    kept = ws.root / "working"
+    found = {p.relative_to(kept).as_posix(): p.lstat() for p in kept.rglob("*")}
+    assert "fifo" not in found
+    assert stat.S_ISLNK(found["link"].st_mode)  # kept, never followed
+    for name, info in found.items():
+        if not stat.S_ISLNK(info.st_mode):
+            assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH), name
+            assert info.st_uid == os.getuid(), name
+    assert (kept / "sh").read_bytes() == b"#!/bin/sh\n"
+
+
+def test_a_replaced_working_directory_is_not_kept(slot: Slot, tmp_path: Path) -> None:
+    (slot.root / "working").rmdir()
+    (slot.root / "working").symlink_to(tmp_path, target_is_directory=True)
+    ws = node(tmp_path, keep_working=True)
+    slot.hand_over(ws)
+    assert (ws.root / "working").is_dir() and not (ws.root / "working").is_symlink()
+    assert list((ws.root / "working").iterdir()) == []
