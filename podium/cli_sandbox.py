@@ -40,7 +40,7 @@ def check(
     lines = run_checks(_options(python=python, gpus=gpus))
     for line in lines:
         mark = "ok  " if line.ok else "--  "
-        out.print(f"{mark}{line.name:<11} {escape(line.detail)}")
+        out.print(f"{mark}{line.name:<16} {escape(line.detail)}")
     usable = next(line.ok for line in lines if line.name == "bubblewrap")
     kernel = all(line.ok for line in lines if line.name == "kernel")
     verdict = "bwrap" if usable and kernel else "local (NOT isolated)"

@@ -48,13 +48,45 @@ def test_check_names_each_mechanism_and_picks_bwrap() -> None:
     assert any(line.startswith("ok  bubblewrap") for line in lines)
     assert any(line.startswith("ok  kernel") and "loopback only" in line for line in lines)
     assert any("memory" in line and "cgroup" in line for line in lines)
+    for protection in PROTECTIONS:  # each configured and seen holding by the probe kernel
+        assert any(line.startswith(f"ok  {protection} ") for line in lines), result.stdout
     assert lines[-1] == "sandbox auto -> bwrap"
+
+
+PROTECTIONS = ("unprivileged uid", "seccomp", "read-only /proc", "keyring", "message cap")
+
+
+def test_without_seccomp_the_check_says_why_and_runs_are_stamped_less_isolated(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    # libseccomp's bindings missing: an import that fails, as on a machine without them.
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    for name in ("seccomp", "pyseccomp"):
+        (stubs / f"{name}.py").write_text("raise ImportError('not installed here')\n")
+    env = cli_env(PYTHONPATH=str(stubs))
+    check = podium_cli("sandbox", "check", env=env)
+    assert check.returncode == 0, check.stderr
+    assert "--  seccomp          no libseccomp Python bindings (pip install pyseccomp)" in (
+        check.stdout
+    )
+    out = tmp_path / "run"
+    result = toy_run(out, data_dir, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "warning: LESS ISOLATED: seccomp: no libseccomp Python bindings" in result.stderr
+    gaps = ["seccomp: no libseccomp Python bindings (pip install pyseccomp)"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["isolation_gaps"] == gaps and summary["sandboxed"] is True
+    assert json.loads((out / "grade.json").read_text())["isolation_gaps"] == gaps
+    assert "less isolated: seccomp" in result.stdout
 
 
 def test_check_explains_a_missing_bwrap_in_one_line(tmp_path: Path) -> None:
     result = podium_cli("sandbox", "check", env=cli_env(PATH=str(tmp_path)))
     assert result.returncode == 0, result.stderr
-    assert "--  bubblewrap  bubblewrap is not installed (apt install bubblewrap)" in result.stdout
+    assert (
+        "--  bubblewrap       bubblewrap is not installed (apt install bubblewrap)" in result.stdout
+    )
     assert result.stdout.splitlines()[-1] == "sandbox auto -> local (NOT isolated)"
 
 

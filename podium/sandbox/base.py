@@ -40,11 +40,15 @@ class Guard:
         """The kernel is up (its process can now be watched)."""
 
     async def reap(self, kernel: LiveKernel) -> str | None:
-        """After ``kernel.kill()``: return once every process the kernel started is dead, or
-        why that could not be confirmed. The default waits for the launched process only."""
+        """After ``kernel.kill()``: return once no process the kernel started can run any more
+        (dead, or frozen until ``handed_over``), or why that could not be confirmed. The
+        default waits for the launched process only."""
         if await kernel.wait_exited():
             return None
         return "the kernel's process did not exit after SIGKILL"
+
+    def handed_over(self) -> None:
+        """The workspace is handed over: frozen processes may now go on dying."""
 
     async def watch(self) -> str | None:
         """Why the running kernel must be killed now (a limit was passed), or None."""
@@ -204,6 +208,7 @@ class KernelSandbox(Sandbox):
                 refused = await asyncio.to_thread(prepared.slot.hand_over, workspace)
             else:
                 refused = f"nothing was handed over: {not_dead}"
+        prepared.guard.handed_over()
         kernel.on_cleanup.append(lambda: self._release(prepared))
         scratch = workspace.root / COLD_SCRATCH if workspace is not None else None
         if scratch is not None and prepared.slot.root.parent == scratch:

@@ -15,9 +15,12 @@ why one is missing on this machine):
   the kernel may create (its workspace and its ipc directory: everything it can write on the
   host's disk) by a watchdog; /tmp and /dev/shm by their tmpfs size.
 
-Once a kernel is killed, ``reap`` returns only when its pid namespace is gone (bwrap reports the
+Once a kernel is killed, ``reap`` returns only when none of its processes can run any more, and
+only then is the workspace handed over: frozen by its cgroup's freezer where there is one (they
+die when thawed, in the background: a large kernel takes tens of milliseconds per GiB to exit,
+which the node need not wait for), else dead: its pid namespace gone (bwrap reports the
 namespace's init, which the kernel keeps alive until every process in it has exited) and its
-cgroup is empty: only then is the workspace handed over.
+cgroup empty.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,6 +161,9 @@ class BwrapGuard(Guard):
         self._sent.clear()
 
     async def reap(self, kernel: LiveKernel) -> str | None:
+        group = self.group
+        if group is not None and group.freeze() and await _until(group.frozen, EXIT_WAIT_S):
+            return None  # nothing runs; handed_over() thaws them into the SIGKILL they have
         exited = await kernel.wait_exited()
         if self._pidfd is not None:
             with contextlib.suppress(OSError):
@@ -169,6 +175,10 @@ class BwrapGuard(Guard):
         if self.group is not None and not await _until(self.group.empty, EXIT_WAIT_S):
             return "processes were still in the kernel's cgroup after SIGKILL"
         return None
+
+    def handed_over(self) -> None:
+        if self.group is not None:
+            self.group.thaw()
 
     async def watch(self) -> str | None:
         if self._memory_watched and (reason := self._check_memory()):
@@ -216,12 +226,16 @@ class BwrapGuard(Guard):
 
     def release(self) -> None:
         self._close_sent()
+        if self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
         for fd in (self._pidfd, self._info_read):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._pidfd = None
         if self.group is not None:
+            self.group.thaw()
             for _ in range(50):  # the namespace's processes may take a moment to be reaped
                 if self.group.remove():
                     break
@@ -265,12 +279,12 @@ async def _readable(fd: int, within_s: float) -> bool:
         loop.remove_reader(fd)
 
 
-async def _until(condition: Any, within_s: float) -> bool:
+async def _until(condition: Callable[[], bool], within_s: float) -> bool:
     deadline = time.monotonic() + within_s
     while not condition():
         if time.monotonic() > deadline:
             return False
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(0.001)
     return True
 
 
@@ -387,8 +401,12 @@ class BwrapSandbox(KernelSandbox):
         if user.uid == 0:
             uid = Protection("unprivileged uid", False, self.mode.root_gap or "kernels are root")
         else:
-            how = "switched to by a launcher inside" if user.switch else "a user namespace's"
-            uid = Protection("unprivileged uid", True, f"uid {user.uid} ({user.name}), {how}")
+            how = (
+                "switched to inside the sandbox, before the kernel starts"
+                if user.switch
+                else "Podium's own, in an unprivileged user namespace"
+            )
+            uid = Protection("unprivileged uid", True, f"uid {user.uid} ({user.name}): {how}")
         filtered = self.seccomp_problem is None
         denied = "keyring, io_uring, ptrace, bpf, mounts, namespaces, modules, setuid bits, ..."
         keyring = "a new session keyring per kernel" + ("; keyctl denied" if filtered else "")

@@ -1,9 +1,12 @@
-"""One cgroup per kernel for memory and process count, on cgroup v2 or v1, where writable.
+"""One cgroup per kernel for memory, process count and freezing, on cgroup v2 or v1, where
+writable.
 
 A cgroup is the only limit that kills just the kernel when it allocates too much (the OOM
-killer acts inside the group) and that counts processes for uid 0 too. Podium creates its groups
-beneath its own (``/proc/self/cgroup``), so it needs no privileges beyond a delegated subtree;
-where nothing is writable, ``detect`` says why and the sandbox falls back to rlimits + watchdog.
+killer acts inside the group) and that counts processes for uid 0 too; its freezer stops every
+process of a kernel at once, which lets the hand-over start before their (slow, for a large
+memory) exit. Podium creates its groups beneath its own (``/proc/self/cgroup``), so it needs no
+privileges beyond a delegated subtree; where nothing is writable, ``detect`` says why and the
+sandbox falls back to rlimits + watchdog, and waits for the processes' death.
 """
 
 from __future__ import annotations
@@ -21,18 +24,21 @@ _counter = itertools.count()
 
 @dataclass(frozen=True)
 class CgroupSupport:
-    """Where per-kernel groups go. ``memory``/``pids`` are parent dirs, or None with ``why``."""
+    """Where per-kernel groups go. ``memory``/``pids``/``freezer`` are parent dirs, or None
+    (with ``why`` when no group at all can be made)."""
 
     version: str | None  # "v2", "v1" or None
     memory: Path | None
     pids: Path | None
     why: str = ""
+    freezer: Path | None = None
 
     def describe(self) -> str:
         if self.version is None:
             return f"no writable cgroup ({self.why})"
         parts = [f"memory at {self.memory}" if self.memory else "no memory controller"]
         parts.append(f"pids at {self.pids}" if self.pids else "no pids controller")
+        parts.append("freezer" if self.freezer else "no freezer")
         return f"cgroup {self.version}: " + ", ".join(parts)
 
 
@@ -67,13 +73,14 @@ def detect(root: Path = CGROUP_ROOT, proc_cgroup: str | None = None) -> CgroupSu
     if (root / "cgroup.controllers").exists():
         return _detect_v2(root / own.get("", "/").lstrip("/"))
     found = {}
-    for controller in ("memory", "pids"):
+    for controller in ("memory", "pids", "freezer"):
         if controller in own:
             parent = root / controller / own[controller].lstrip("/")
             found[controller] = parent if _writable_dir(parent) else None
-    if not any(found.values()):
+    if not (found.get("memory") or found.get("pids")):
         return CgroupSupport(None, None, None, "cgroup v1 memory/pids hierarchies not writable")
-    return CgroupSupport("v1", found.get("memory"), found.get("pids"))
+    return CgroupSupport("v1", found.get("memory"), found.get("pids"),
+                         freezer=found.get("freezer"))  # fmt: skip
 
 
 def _detect_v2(own: Path) -> CgroupSupport:
@@ -96,7 +103,7 @@ def _detect_v2(own: Path) -> CgroupSupport:
     if memory is None and pids is None:
         why = f"cannot enable memory/pids in {own}/cgroup.subtree_control (not delegated)"
         return CgroupSupport(None, None, None, why)
-    return CgroupSupport("v2", memory, pids)
+    return CgroupSupport("v2", memory, pids, freezer=own)  # cgroup.freeze: in every v2 group
 
 
 def _read(path: Path) -> str:
@@ -109,7 +116,7 @@ def _read(path: Path) -> str:
 class KernelCgroup:
     """The group(s) of one kernel: created before it starts, joined by its process, removed after.
 
-    With v1 the memory and pids groups are separate directories; with v2 they are one.
+    With v1 the memory, pids and freezer groups are separate directories; with v2 they are one.
     """
 
     def __init__(self, support: CgroupSupport, memory_bytes: int | None, max_pids: int | None):
@@ -117,8 +124,9 @@ class KernelCgroup:
         name = f"podium-{os.getpid()}-{next(_counter)}"
         self.memory = support.memory / name if support.memory else None  # peak even unlimited
         self.pids = support.pids / name if support.pids and max_pids else None
+        self.freezer = support.freezer / name if support.freezer else None
         self.memory_bytes = memory_bytes
-        for group in {g for g in (self.memory, self.pids) if g is not None}:
+        for group in self._groups:
             group.mkdir()
         if self.memory is not None and memory_bytes is not None:
             self._limit_memory(self.memory, memory_bytes)
@@ -136,10 +144,13 @@ class KernelCgroup:
             (group / "memory.memsw.limit_in_bytes").write_text(str(limit))
 
     @property
+    def _groups(self) -> list[Path]:
+        return sorted({g for g in (self.memory, self.pids, self.freezer) if g is not None})
+
+    @property
     def procs_files(self) -> list[str]:
         """Files the kernel's process writes ``0`` to (between fork and exec) to join."""
-        groups = {g for g in (self.memory, self.pids) if g is not None}
-        return [str(g / "cgroup.procs") for g in sorted(groups)]
+        return [str(g / "cgroup.procs") for g in self._groups]
 
     def peak_memory(self) -> int | None:
         if self.memory is None:
@@ -170,13 +181,42 @@ class KernelCgroup:
 
     def empty(self) -> bool:
         """Whether no process is left in the group(s)."""
-        groups = {g for g in (self.memory, self.pids) if g is not None}
-        return all(not _read(g / "cgroup.procs").strip() for g in groups)
+        return all(not _read(g / "cgroup.procs").strip() for g in self._groups)
+
+    def freeze(self) -> bool:
+        """Ask the kernel to stop every process of the group where it stands (``frozen`` says
+        when it has: then none can run, so none can touch a file). False: no freezer."""
+        if self.freezer is None:
+            return False
+        v2 = self.version == "v2"
+        try:
+            (self.freezer / ("cgroup.freeze" if v2 else "freezer.state")).write_text(
+                "1" if v2 else "FROZEN"
+            )
+        except OSError:
+            return False
+        return True
+
+    def frozen(self) -> bool:
+        if self.freezer is None:
+            return False
+        if self.version == "v2":
+            return "frozen 1" in _read(self.freezer / "cgroup.events").splitlines()
+        return _read(self.freezer / "freezer.state").strip() == "FROZEN"
+
+    def thaw(self) -> None:
+        """Let frozen processes run again (a killed one then dies)."""
+        if self.freezer is not None:
+            v2 = self.version == "v2"
+            with contextlib.suppress(OSError):
+                (self.freezer / ("cgroup.freeze" if v2 else "freezer.state")).write_text(
+                    "0" if v2 else "THAWED"
+                )
 
     def remove(self) -> bool:
         """Remove the groups once empty; False if a process is still inside."""
         done = True
-        for group in {g for g in (self.memory, self.pids) if g is not None}:
+        for group in self._groups:
             try:
                 group.rmdir()
             except FileNotFoundError:
@@ -200,9 +240,10 @@ LEFTOVER = re.compile(r"^podium-(\d+)-")
 
 
 def sweep_leftovers(support: CgroupSupport) -> int:
-    """Remove empty groups a killed Podium left behind (named after its pid, now dead)."""
+    """Remove groups a killed Podium left behind (named after its pid, now dead): thawed, so
+    that a process frozen in one can die, and removed once empty."""
     removed = 0
-    for parent in {p for p in (support.memory, support.pids) if p is not None}:
+    for parent in {p for p in (support.memory, support.pids, support.freezer) if p is not None}:
         try:
             entries = list(parent.iterdir())
         except OSError:
@@ -210,6 +251,10 @@ def sweep_leftovers(support: CgroupSupport) -> int:
         for entry in entries:
             match = LEFTOVER.match(entry.name)
             if match and not _pid_alive(int(match.group(1))):
+                for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                    if (entry / name).exists():
+                        with contextlib.suppress(OSError):
+                            (entry / name).write_text(value)
                 with contextlib.suppress(OSError):
                     entry.rmdir()
                     removed += 1

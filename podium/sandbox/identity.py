@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +25,21 @@ from podium.errors import ConfigError
 
 ACCOUNT = "podium-sandbox"
 DEFAULT_ID = 65533
-# Run by the solutions' interpreter as host root, inside the sandbox, before anything else of
-# the solution's exists: drop groups, gid, uid (all three ids: no way back), run the kernel.
+# The switch, inside the sandbox, before anything of the solution's runs: util-linux's setpriv
+# where the host has it (no interpreter to start), else the solutions' interpreter doing the
+# same. Both drop the supplementary groups, the gid, the uid (real, effective and saved after
+# the exec: no way back) and every capability, then run the kernel.
+SETPRIV = ("--clear-groups", "--inh-caps=-all", "--ambient-caps=-all")
 LAUNCHER = (
-    "import os, sys\n"
+    "import ctypes, os, sys\n"
     "uid, gid = int(sys.argv[1]), int(sys.argv[2])\n"
     "os.setgroups([])\n"
     "os.setresgid(gid, gid, gid)\n"
     "os.setresuid(uid, uid, uid)\n"
     "assert os.getresuid() == (uid,) * 3 and os.getresgid() == (gid,) * 3\n"
+    "header = (ctypes.c_uint32 * 2)(0x20080522, 0)\n"  # capset v3: clear the inheritable set too
+    "if ctypes.CDLL(None, use_errno=True).capset(header, (ctypes.c_uint32 * 6)()) != 0:\n"
+    "    raise OSError(ctypes.get_errno(), 'capset')\n"
     "os.execv(sys.argv[3], sys.argv[3:])\n"
 )
 
@@ -45,9 +52,12 @@ class SandboxUser:
     switch: bool  # Podium is root: the launcher switches to this uid inside the sandbox
 
     def launch(self, python: str, argv: list[str]) -> list[str]:
-        """``argv`` run as this user (through the launcher when Podium is root)."""
+        """``argv`` run as this user (through the switch when Podium is root)."""
         if not self.switch:
             return argv
+        if setpriv := find_setpriv():
+            ids = ["--reuid", str(self.uid), "--regid", str(self.gid)]
+            return [setpriv, *ids, *SETPRIV, "--", *argv]
         return [python, "-I", "-S", "-c", LAUNCHER, str(self.uid), str(self.gid), *argv]
 
     def passwd(self) -> bytes:
@@ -74,6 +84,11 @@ class SandboxUser:
         if info.st_gid == self.gid:
             return info.st_mode >> 3 & need == need
         return info.st_mode & need == need
+
+
+def find_setpriv() -> str | None:
+    """util-linux's setpriv, where the host has it (its /usr is the sandbox's)."""
+    return shutil.which("setpriv", path="/usr/bin:/bin")
 
 
 def sandbox_user(setting: str | int | None = "auto") -> SandboxUser:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import os
 import signal
 import subprocess
 import time
@@ -38,6 +39,7 @@ from podium.sandbox.output import CappedOutput, strip_ansi
 from podium.sandbox.relay import Relay
 
 POLL_S = 0.1  # how often a silent kernel is checked for death / deadline
+BIND_POLL_S = 0.01  # how often a starting kernel's socket directory is looked at
 WATCH_EVERY_S = 0.25  # how often a sandbox's watchdog (memory, disk) is consulted
 HOST_QUEUE_MESSAGES = 8  # per Podium socket: host memory <= this x max_message_bytes
 EXIT_WAIT_S = 10.0  # after SIGKILL, how long the launched process may take to be reaped
@@ -153,7 +155,7 @@ class LiveKernel:
 
     async def kill(self) -> None:
         """SIGKILL now (the kernel's process group; bwrap takes its namespace down with it)."""
-        await self.relay.aclose()
+        self.relay.close()
         with contextlib.suppress(Exception):
             self.client.stop_channels()
         with contextlib.suppress(Exception):
@@ -211,6 +213,7 @@ async def start_kernel(command: KernelCommand, ipc: IpcDir) -> LiveKernel:
     client.context.setsockopt(zmq.RCVHWM, HOST_QUEUE_MESSAGES)
     kernel = LiveKernel(km, client, command, ipc, relay, 0.0)
     try:
+        await _bound(km, ipc, command.startup_timeout_s)
         client.start_channels()
         await _wait_ready(km, client, command.startup_timeout_s)
     except BaseException:
@@ -248,6 +251,17 @@ def _preexec(extra: Callable[[], None] | None) -> Callable[[], None]:
             extra()
 
     return run
+
+
+async def _bound(km: AsyncKernelManager, ipc: IpcDir, timeout_s: float) -> None:
+    """Wait until the kernel has bound its sockets, so that the relay connects at once (one
+    look at a directory per poll, where connecting would be five failed attempts)."""
+    deadline = time.perf_counter() + timeout_s
+    names = set(ipc.socket_names)
+    while not names <= {p.name for p in ipc.kernel.iterdir()}:
+        if time.perf_counter() > deadline or not await km.is_alive():
+            return  # _wait_ready says what went wrong
+        await asyncio.sleep(BIND_POLL_S)
 
 
 async def _wait_ready(km: AsyncKernelManager, client: Any, timeout_s: float) -> None:

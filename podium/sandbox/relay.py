@@ -12,7 +12,7 @@ caller kills the kernel. The host's libzmq drops the incomplete message with the
 
 Bytes from the host to the kernel pass unread. Everything flows with back-pressure (a relay
 reads from one side only as fast as the other takes), so the relay itself holds at most a
-buffer per connection.
+transport's buffer per connection.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ GREETING_BYTES = 64  # ZMTP 3: signature (10), version (2), mechanism (20), as-s
 MAX_FRAMES = 4096  # a Jupyter message has about ten
 MAX_COMMAND_BYTES = 64 * 1024  # READY, PING and ERROR commands are a few dozen bytes
 FRAME_OVERHEAD = 64  # what the host spends per frame beyond its bytes (libzmq's msg_t)
-READ_BYTES = 256 * 1024
 RETRY_S = 0.01  # while the kernel has not bound its socket yet
 _MORE, _LONG, _COMMAND = 0x01, 0x02, 0x04
 
@@ -107,7 +106,10 @@ class ZmtpMeter:
 class Relay:
     """The relay for one kernel: ``names`` are its socket files (``k-1`` ...).
 
-    The kernel's sockets are ``kernel_dir/NAME``; the relay listens on ``host_dir/NAME``.
+    The kernel's sockets are ``kernel_dir/NAME``; the relay listens on ``host_dir/NAME``. Each
+    connection Podium makes is paired with one to the kernel's socket (made as soon as the
+    kernel has bound it); bytes are passed on from the protocol callbacks, with no task per
+    chunk, and a side whose peer cannot take more stops being read.
     """
 
     def __init__(
@@ -117,84 +119,125 @@ class Relay:
         self.max_message_bytes = max_message_bytes
         self.overflow: str | None = None
         self._servers: list[asyncio.Server] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._links: set[_Link] = set()
         self._closed = False
 
     async def start(self) -> None:
+        loop = asyncio.get_running_loop()
         for name in self.names:
-            server = await asyncio.start_unix_server(
+            server = await loop.create_unix_server(
                 functools.partial(self._accepted, name), path=str(self.host_dir / name)
             )
             self._servers.append(server)
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
+        """Stop relaying now: every connection is cut, nothing more is accepted."""
         self._closed = True
         for server in self._servers:
             server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        for link in list(self._links):
+            link.close()
+
+    async def aclose(self) -> None:
+        self.close()
         for server in self._servers:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
         self._servers.clear()
 
+    def refused(self, why: str) -> None:
+        """A kernel's message broke a bound: remember why, and relay nothing more."""
+        if self.overflow is None:
+            self.overflow = why
+        self.close()
+
     # --- internals ------------------------------------------------------------------------
 
-    def _accepted(
-        self, name: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        task = asyncio.ensure_future(self._serve(name, reader, writer))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _accepted(self, name: str) -> asyncio.Protocol:
+        link = _Link(self, name)
+        self._links.add(link)
+        return link.host
 
-    async def _serve(
-        self, name: str, host_r: asyncio.StreamReader, host_w: asyncio.StreamWriter
-    ) -> None:
-        kernel = await self._connect(name)
-        if kernel is None:
-            host_w.close()
-            return
-        kernel_r, kernel_w = kernel
-        meter = ZmtpMeter(self.max_message_bytes)
-        pumps = [
-            asyncio.ensure_future(_pump(host_r, kernel_w, None)),
-            asyncio.ensure_future(_pump(kernel_r, host_w, meter)),
-        ]
-        try:
-            done, _ = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-            for pump in done:
-                if isinstance(pump.exception(), Overflow) and self.overflow is None:
-                    self.overflow = str(pump.exception())
-        finally:
-            for pump in pumps:
-                pump.cancel()
-            await asyncio.gather(*pumps, return_exceptions=True)
-            for writer in (host_w, kernel_w):
-                with contextlib.suppress(Exception):
-                    writer.transport.abort()  # no linger: the host must not get a partial tail
-        if self.overflow is not None:  # nothing more is accepted (libzmq would reconnect)
-            self._closed = True
-            for server in self._servers:
-                server.close()
-
-    async def _connect(self, name: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
-        """Connect to the kernel's socket, waiting for the kernel to bind it."""
-        while not self._closed and self.overflow is None:
+    async def connect(self, link: _Link) -> None:
+        """Connect ``link`` to the kernel's socket, waiting for the kernel to bind it."""
+        loop = asyncio.get_running_loop()
+        path = str(self.kernel_dir / link.name)
+        while not (self._closed or link.closed):
             try:
-                return await asyncio.open_unix_connection(str(self.kernel_dir / name))
+                await loop.create_unix_connection(lambda: link.kernel, path)
+                return
             except (FileNotFoundError, ConnectionRefusedError):
                 await asyncio.sleep(RETRY_S)
-        return None
+        link.close()
+
+    def forget(self, link: _Link) -> None:
+        self._links.discard(link)
 
 
-async def _pump(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, meter: ZmtpMeter | None
-) -> None:
-    """Copy until end of stream; ``meter`` sees each chunk before it is passed on."""
-    while chunk := await reader.read(READ_BYTES):
-        if meter is not None:
-            meter.feed(chunk)
-        writer.write(chunk)
-        await writer.drain()
+class _Side(asyncio.Protocol):
+    """One end of a relayed connection: what it receives is written to the other end."""
+
+    def __init__(self, link: _Link, meter: ZmtpMeter | None) -> None:
+        self.link, self.meter = link, meter
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.link.made(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self.meter is not None:
+            try:
+                self.meter.feed(data)
+            except Overflow as exc:
+                self.link.relay.refused(str(exc))
+                return
+        peer = self.link.peer(self).transport
+        if peer is not None and not peer.is_closing():
+            peer.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.link.close()
+
+    def pause_writing(self) -> None:  # the peer of this side must stop being read
+        if (peer := self.link.peer(self).transport) is not None:
+            peer.pause_reading()
+
+    def resume_writing(self) -> None:
+        if (peer := self.link.peer(self).transport) is not None:
+            peer.resume_reading()
+
+
+class _Link:
+    """A connection from Podium and its twin to the kernel; the kernel's bytes are metered."""
+
+    def __init__(self, relay: Relay, name: str) -> None:
+        self.relay, self.name = relay, name
+        self.host = _Side(self, None)
+        self.kernel = _Side(self, ZmtpMeter(relay.max_message_bytes))
+        self.closed = False
+        self._connecting: asyncio.Task[None] | None = None
+
+    def peer(self, side: _Side) -> _Side:
+        return self.kernel if side is self.host else self.host
+
+    def made(self, side: _Side) -> None:
+        assert side.transport is not None
+        if side is self.host:  # hold Podium's bytes until the kernel's end exists
+            side.transport.pause_reading()
+            self._connecting = asyncio.ensure_future(self.relay.connect(self))
+        elif self.host.transport is not None:
+            self.host.transport.resume_reading()
+
+    def close(self) -> None:
+        """Cut both ends at once: no linger, so Podium never gets the tail of a message."""
+        if self.closed:
+            return
+        self.closed = True
+        for side in (self.host, self.kernel):
+            if side.transport is not None:
+                side.transport.abort()
+        if self._connecting is not None:
+            self._connecting.cancel()
+        self.relay.forget(self)

@@ -117,3 +117,31 @@ def test_this_machine_has_a_usable_memory_and_pids_cgroup() -> None:
     support = cgroups.detect()
     assert support.version is not None, support.why
     assert support.memory is not None and support.pids is not None
+
+
+def test_v1_kernel_group_joins_the_freezer_and_freezes_and_thaws_it(tmp_path: Path) -> None:
+    make_v1(tmp_path)
+    (tmp_path / "freezer").mkdir()
+    support = cgroups.detect(tmp_path, V1_SELF + "6:freezer:/\n")
+    assert support.freezer == tmp_path / "freezer"
+    group = cgroups.KernelCgroup(support, None, 64)
+    assert group.freezer is not None
+    assert str(group.freezer / "cgroup.procs") in group.procs_files
+    assert group.freeze() and (group.freezer / "freezer.state").read_text() == "FROZEN"
+    assert group.frozen()  # this fake file reads back what was written; the kernel's says when
+    group.thaw()
+    assert (group.freezer / "freezer.state").read_text() == "THAWED" and not group.frozen()
+
+
+def test_v2_kernel_group_freezes_itself_and_reads_frozen_from_its_events(tmp_path: Path) -> None:
+    own = tmp_path / "podium.scope"
+    own.mkdir()
+    (tmp_path / "cgroup.controllers").write_text("memory pids\n")
+    (own / "cgroup.subtree_control").write_text("memory pids\n")
+    group = cgroups.KernelCgroup(cgroups.detect(tmp_path, "0::/podium.scope\n"), None, 64)
+    assert group.freezer == group.memory
+    assert group.freeze() and (group.memory / "cgroup.freeze").read_text() == "1"
+    (group.memory / "cgroup.events").write_text("populated 1\nfrozen 0\n")
+    assert not group.frozen()
+    (group.memory / "cgroup.events").write_text("populated 1\nfrozen 1\n")
+    assert group.frozen()
