@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import os
 import signal
 import subprocess
 import time
