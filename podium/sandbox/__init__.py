@@ -1,14 +1,16 @@
 """Sandboxes: run a solution in a fresh Jupyter kernel, isolated and limited where possible.
 
-``bwrap`` (bubblewrap + cgroups) is the real one; ``local`` isolates nothing; ``auto`` picks
-bwrap when it works here. ``KernelSandbox`` is the base for a sandbox of one's own: say how to
-launch a kernel for a slot, and get the warm pool, limits on output and time, and the hand-over
-of outputs for free.
+``bwrap`` (bubblewrap + cgroups + seccomp, as an unprivileged uid) is the real one; ``local``
+isolates nothing; ``auto`` picks bwrap when it works here. ``KernelSandbox`` is the base for a
+sandbox of one's own: say how to launch a kernel for a slot and its ipc directory, and get the
+warm pool, the relay capping every message, limits on output and time, and the race-free
+hand-over of outputs for free.
 """
 
 from podium.sandbox.base import Guard, KernelSandbox
 from podium.sandbox.bwrap import BwrapSandbox, Protection, bwrap_problem
 from podium.sandbox.check import CheckLine, create_auto, run_checks
+from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
 from podium.sandbox.limits import ResourceLimits, format_bytes, parse_bytes
 from podium.sandbox.local import LocalSandbox
@@ -24,6 +26,7 @@ __all__ = [
     "CappedOutput",
     "CheckLine",
     "Guard",
+    "IpcDir",
     "KernelCommand",
     "KernelSandbox",
     "LocalSandbox",
