@@ -190,8 +190,8 @@ class KernelSandbox(Sandbox):
         return prepared
 
     async def _dispose(self, prepared: Prepared) -> None:
+        """An unused kernel: nothing to hand over, so no need to wait for it to stop."""
         await prepared.kernel.kill()
-        await prepared.guard.reap(prepared.kernel)
         await prepared.kernel.cleanup()
         await asyncio.to_thread(self._release, prepared)
 

@@ -194,7 +194,9 @@ class _Side(asyncio.Protocol):
                 self.link.relay.refused(str(exc))
                 return
         peer = self.link.peer(self).transport
-        if peer is not None and not peer.is_closing():
+        if peer is None:  # Podium's first bytes, before the kernel's end exists (see made)
+            self.link.early += data
+        elif not peer.is_closing():
             peer.write(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -217,17 +219,25 @@ class _Link:
         self.host = _Side(self, None)
         self.kernel = _Side(self, ZmtpMeter(relay.max_message_bytes))
         self.closed = False
+        self.early = bytearray()  # from Podium, before the kernel's end was connected
         self._connecting: asyncio.Task[None] | None = None
 
     def peer(self, side: _Side) -> _Side:
         return self.kernel if side is self.host else self.host
 
     def made(self, side: _Side) -> None:
+        """Podium's end: connect the kernel's. Until then Podium's bytes are held (reading is
+        paused, and kept in ``early`` where an older asyncio reads anyway: Python 3.11.2's
+        transports ignore a pause made in ``connection_made``)."""
         assert side.transport is not None
-        if side is self.host:  # hold Podium's bytes until the kernel's end exists
+        if side is self.host:
             side.transport.pause_reading()
             self._connecting = asyncio.ensure_future(self.relay.connect(self))
-        elif self.host.transport is not None:
+            return
+        if self.early:
+            side.transport.write(bytes(self.early))
+            self.early.clear()
+        if self.host.transport is not None:
             self.host.transport.resume_reading()
 
     def close(self) -> None:

@@ -7,9 +7,20 @@ rules, including splits at every byte.
 
 from __future__ import annotations
 
+import asyncio
+import socket
+from pathlib import Path
+
 import pytest
 
-from podium.sandbox.relay import FRAME_OVERHEAD, MAX_COMMAND_BYTES, MAX_FRAMES, Overflow, ZmtpMeter
+from podium.sandbox.relay import (
+    FRAME_OVERHEAD,
+    MAX_COMMAND_BYTES,
+    MAX_FRAMES,
+    Overflow,
+    Relay,
+    ZmtpMeter,
+)
 
 GREETING = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x01" + b"NULL".ljust(20, b"\0") + b"\0" * 32
 
@@ -89,3 +100,73 @@ def test_reserved_flag_bits_are_refused() -> None:
     meter.feed(GREETING)
     with pytest.raises(Overflow, match="malformed"):
         meter.feed(b"\x80\x00")
+
+
+async def _relay_pair(tmp_path: Path, cap: int) -> tuple[Relay, socket.socket, socket.socket]:
+    """A started relay, Podium's end connected and a first message sent *before* the kernel's
+    socket exists, then the kernel's end accepted: (relay, Podium's socket, the kernel's)."""
+    (tmp_path / "host").mkdir()
+    (tmp_path / "kernel").mkdir()
+    relay = Relay(tmp_path / "host", tmp_path / "kernel", ["k-1"], cap)
+    await relay.start()
+    loop = asyncio.get_running_loop()
+    podium_end = socket.socket(socket.AF_UNIX)
+    podium_end.setblocking(False)
+    await loop.sock_connect(podium_end, str(tmp_path / "host" / "k-1"))
+    await loop.sock_sendall(podium_end, b"early bytes")
+    # Time for the relay to take them with nowhere to send them yet (an asyncio that ignores
+    # the pause of a new transport reads them now; one that honours it leaves them in the
+    # socket): either way they must reach the kernel once it is there.
+    await asyncio.sleep(0.05)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(tmp_path / "kernel" / "k-1"))
+    listener.listen()
+    listener.setblocking(False)
+    kernel_end, _ = await loop.sock_accept(listener)
+    listener.close()
+    return relay, podium_end, kernel_end
+
+
+async def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = await asyncio.get_running_loop().sock_recv(sock, n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_podiums_first_bytes_wait_for_the_kernel_and_then_both_ways_flow(tmp_path: Path) -> None:
+    async def go() -> None:
+        relay, podium_end, kernel_end = await _relay_pair(tmp_path, 1024**2)
+        kernel_end.setblocking(False)
+        assert await _read_exactly(kernel_end, len(b"early bytes")) == b"early bytes"
+        reply = GREETING + frame(b"hello")
+        await asyncio.get_running_loop().sock_sendall(kernel_end, reply)
+        assert await _read_exactly(podium_end, len(reply)) == reply
+        assert relay.overflow is None
+        await relay.aclose()
+        podium_end.close()
+        kernel_end.close()
+
+    asyncio.run(go())
+
+
+def test_an_oversized_message_cuts_podiums_end_before_its_body(tmp_path: Path) -> None:
+    async def go() -> None:
+        relay, podium_end, kernel_end = await _relay_pair(tmp_path, 4096)
+        kernel_end.setblocking(False)
+        loop = asyncio.get_running_loop()
+        await loop.sock_sendall(kernel_end, GREETING + frame(b"x" * 3000, more=True))
+        await loop.sock_sendall(kernel_end, frame(b"y" * 3000))  # the message passes 4096
+        got = b""
+        while chunk := await loop.sock_recv(podium_end, 65536):
+            got += chunk
+        assert relay.overflow == "one message of more than 4096 bytes"
+        assert b"y" not in got  # the cut came before the offending frame
+        await relay.aclose()
+        podium_end.close()
+        kernel_end.close()
+
+    asyncio.run(go())
