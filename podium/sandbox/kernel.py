@@ -173,8 +173,12 @@ class LiveKernel:
     async def cleanup(self) -> None:
         """Reap the process and remove its files (~0.1 s of polling, off the critical path)."""
         await self.relay.aclose()
+        # Not shutdown_kernel(now=True): it first queues an interrupt request for a kernel that
+        # is already dead, and closing that socket then blocks the event loop for its 0.1 s linger.
         with contextlib.suppress(Exception):
-            await self.km.shutdown_kernel(now=True)
+            await self.km.finish_shutdown(pollinterval=0.01)
+        with contextlib.suppress(Exception):
+            await self.km.cleanup_resources()
         callbacks = [*self.on_cleanup, self.ipc.remove]
         for callback in callbacks:  # file-system work (rmtree, cgroup rmdir): off the loop
             with contextlib.suppress(Exception):
