@@ -22,6 +22,7 @@ import errno
 import os
 import re
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Annotated, BinaryIO
@@ -37,8 +38,9 @@ ESCAPE_SEQUENCE = re.compile(
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colours and text attributes only
 # What is left to neutralise once sequences are gone: C0 controls but tab and newline, DEL,
 # the C1 controls (a lone U+009B is a CSI to some terminals), and the bidirectional overrides
-# that make text read differently from what it is.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# that make text read differently from what it is, and lone surrogates (no encoder writes
+# them: one in a record would make it fail to print, to serialise, to reach a page).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 MAX_UNTRUSTED_BYTES = 1024**3  # a file a solution wrote that is larger is refused unread
 _CHUNK = 1024**2
@@ -65,6 +67,26 @@ def _inert_or_none(text: str | None) -> str | None:
 
 Inert = Annotated[str, AfterValidator(inert)]
 InertOrNone = Annotated[str | None, AfterValidator(_inert_or_none)]
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and everything below it, whatever a sandbox made of it.
+
+    Python's ``shutil.rmtree`` recurses and gives up past ~1000 levels (a solution makes that
+    many in milliseconds), leaving the tree behind; coreutils' ``rm`` walks any depth, never
+    follows a link and here never leaves the file system. A second pass first gives the owner
+    back the permissions a solution took away (a non-root Podium cannot enter a mode-000
+    directory). What still cannot be removed stays: the caller's work goes on.
+    """
+    if not os.path.lexists(path):
+        return
+    for fix in ([], ["chmod", "-R", "--", "u+rwx", str(path)]):
+        if fix:
+            subprocess.run(fix, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        rm = ["rm", "-rf", "--one-file-system", "--", str(path)]
+        subprocess.run(rm, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        if not os.path.lexists(path):
+            return
 
 
 class Refused(Exception):

@@ -198,3 +198,22 @@ def processes() -> dict[int, tuple[int, list[str]]]:
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
         table[int(entry.name)] = (ppid, [a.decode(errors="replace") for a in argv])
     return table
+
+
+# --- hostile trees ------------------------------------------------------------------------
+
+DEEP = 3000  # past Python's recursion limit, and the path far past PATH_MAX
+
+
+def make_deep(root: Path, levels: int, name: str = "a") -> None:
+    """``levels`` nested directories below ``root``, made as a solution does (relative to a
+    descriptor: the path is too long for any path-based call)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(levels):
+        os.mkdir(name, dir_fd=fd)
+        child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    with open(os.open("hidden", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as f:
+        f.write(b"x" * 1024 * 1024)
+    os.close(fd)

@@ -203,12 +203,15 @@ class KernelSandbox(Sandbox):
         await kernel.kill()
         not_dead = await prepared.guard.reap(kernel)
         refused: str | None = None
-        if workspace is not None:
-            if not_dead is None:
+        try:
+            if workspace is not None and not_dead is None:
                 refused = await asyncio.to_thread(prepared.slot.hand_over, workspace)
-            else:
+            elif workspace is not None:
                 refused = f"nothing was handed over: {not_dead}"
-        prepared.guard.handed_over()
+        except Exception as exc:  # whatever the tree holds, the node ends and the kernel dies
+            refused = f"nothing was handed over: {type(exc).__name__}: {exc}"
+        finally:
+            prepared.guard.handed_over()
         kernel.on_cleanup.append(lambda: self._release(prepared))
         scratch = workspace.root / COLD_SCRATCH if workspace is not None else None
         if scratch is not None and prepared.slot.root.parent == scratch:

@@ -59,7 +59,8 @@ from podium.sandbox.limits import ResourceLimits, apply_rlimits, format_bytes, p
 from podium.sandbox.local import KERNEL_ENV
 from podium.sandbox.options import SandboxOptions
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
-from podium.sandbox.workspace import Slot, disk_usage
+from podium.sandbox.trees import MAX_DEPTH, disk_usage
+from podium.sandbox.workspace import Slot
 
 DISK_WATCH_EVERY_S = 0.5  # at least; a walk that takes long is repeated less often
 KEYCTL = {"x86_64": 250, "aarch64": 219}  # syscall numbers of keyctl(2)
@@ -195,6 +196,8 @@ class BwrapGuard(Guard):
             return f"workspace size limit ({format_bytes(limits.workspace_bytes)})"
         if limits.max_files is not None and used.entries > limits.max_files:
             return f"file count limit ({limits.max_files} files and directories)"
+        if used.too_deep:
+            return f"directory depth limit ({MAX_DEPTH} levels)"
         return None
 
     def _check_memory(self) -> str | None:

@@ -10,16 +10,15 @@ sockets directly. The root is short (a unix socket path is limited to 107 bytes)
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from podium.sandbox.cgroups import LEFTOVER
+from podium.untrusted import remove_tree
 
 CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
 SOCKET_PREFIX = "k"  # the sockets are k-1 ... k-5
@@ -78,7 +77,7 @@ class IpcDir:
             os.chown(path, uid, gid)
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
 
 
 def sweep_leftovers() -> None:
@@ -86,5 +85,4 @@ def sweep_leftovers() -> None:
     for entry in _base().glob("podium-*"):
         match = LEFTOVER.match(entry.name)
         if match and entry.is_dir() and not Path(f"/proc/{match.group(1)}").exists():
-            with contextlib.suppress(OSError):
-                shutil.rmtree(entry)
+            remove_tree(entry)

@@ -389,7 +389,7 @@ class _Execution:
         until = min(until, time.perf_counter() + REPLY_WAIT_S)
         while (left := until - time.perf_counter()) > 0:
             if overflow := self.kernel.relay.overflow:
-                return await self._stop(f"output limit: {overflow}")
+                return await self._stop(overflow)
             try:
                 msg = await self.client.get_shell_msg(timeout=min(POLL_S, left))
                 if msg["parent_header"].get("msg_id") == msg_id:
@@ -399,7 +399,7 @@ class _Execution:
             except Exception as exc:
                 return await self._stop(_unreadable(exc))
         if overflow := self.kernel.relay.overflow:
-            return await self._stop(f"output limit: {overflow}")
+            return await self._stop(overflow)
         return "idle"
 
     async def _stop(self, reason: str) -> str:
@@ -409,7 +409,7 @@ class _Execution:
 
     async def _limit_hit(self) -> str | None:
         if overflow := self.kernel.relay.overflow:
-            return f"output limit: {overflow}"
+            return overflow
         now = time.perf_counter()
         if self.watch is None or now < self._next_watch:
             return None

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +30,7 @@ MAX_FRAMES = 4096  # a Jupyter message has about ten
 MAX_COMMAND_BYTES = 64 * 1024  # READY, PING and ERROR commands are a few dozen bytes
 FRAME_OVERHEAD = 64  # what the host spends per frame beyond its bytes (libzmq's msg_t)
 RETRY_S = 0.01  # while the kernel has not bound its socket yet
+MAX_LINKS = 64  # connections open at once through one relay
 _MORE, _LONG, _COMMAND = 0x01, 0x02, 0x04
 
 
@@ -117,13 +120,15 @@ class Relay:
     ) -> None:
         self.host_dir, self.kernel_dir, self.names = host_dir, kernel_dir, tuple(names)
         self.max_message_bytes = max_message_bytes
-        self.overflow: str | None = None
+        self.overflow: str | None = None  # why it stopped relaying: a broken bound, in words
         self._servers: list[asyncio.Server] = []
         self._links: set[_Link] = set()
         self._closed = False
+        self._kernel_fd: int | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self._kernel_fd = os.open(self.kernel_dir, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         for name in self.names:
             server = await loop.create_unix_server(
                 functools.partial(self._accepted, name), path=str(self.host_dir / name)
@@ -144,6 +149,9 @@ class Relay:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
         self._servers.clear()
+        if self._kernel_fd is not None:
+            os.close(self._kernel_fd)
+            self._kernel_fd = None
 
     def refused(self, why: str) -> None:
         """A kernel's message broke a bound: remember why, and relay nothing more."""
@@ -156,18 +164,37 @@ class Relay:
     def _accepted(self, name: str) -> asyncio.Protocol:
         link = _Link(self, name)
         self._links.add(link)
+        if len(self._links) > MAX_LINKS:  # Podium keeps one per channel, reconnects included
+            self.refused(f"protocol violation: more than {MAX_LINKS} connections")
         return link.host
 
     async def connect(self, link: _Link) -> None:
-        """Connect ``link`` to the kernel's socket, waiting for the kernel to bind it."""
+        """Connect ``link`` to the kernel's socket, waiting for the kernel to bind it.
+
+        The kernel's directory is the solution's to change, and connect() follows links: a
+        socket swapped for a link would have the host (root, maybe) connect wherever it points,
+        or back to the relay itself, over and over. So the name is opened without following
+        a link, checked to be a socket, and connected through that descriptor.
+        """
         loop = asyncio.get_running_loop()
-        path = str(self.kernel_dir / link.name)
         while not (self._closed or link.closed):
             try:
-                await loop.create_unix_connection(lambda: link.kernel, path)
-                return
-            except (FileNotFoundError, ConnectionRefusedError):
+                fd = os.open(link.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             dir_fd=self._kernel_fd)  # fmt: skip
+            except FileNotFoundError:
                 await asyncio.sleep(RETRY_S)
+                continue
+            try:
+                if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    why = f"protocol violation: its socket {link.name} replaced by a non-socket"
+                    self.refused(why)
+                    return
+                await loop.create_unix_connection(lambda: link.kernel, f"/proc/self/fd/{fd}")
+                return
+            except ConnectionRefusedError:
+                await asyncio.sleep(RETRY_S)
+            finally:
+                os.close(fd)
         link.close()
 
     def forget(self, link: _Link) -> None:
@@ -191,7 +218,7 @@ class _Side(asyncio.Protocol):
             try:
                 self.meter.feed(data)
             except Overflow as exc:
-                self.link.relay.refused(str(exc))
+                self.link.relay.refused(f"output limit: {exc}")
                 return
         peer = self.link.peer(self).transport
         if peer is None:  # Podium's first bytes, before the kernel's end exists (see made)

@@ -15,6 +15,8 @@ working: the filter allows by default and denies, by name,
 * a setuid or setgid bit on any file (``chmod`` family, and ``open``/``creat``/``mknod``
   creating one), terminal input injection (``TIOCSTI``), and socket families that cross the
   network namespace or widen the attack surface (``AF_VSOCK`` reaches a VM's host);
+* ``fallocate`` (``EOPNOTSUPP``: reserving gigabytes takes no time, writing them does, so the
+  disk watchdog keeps up; ``posix_fallocate`` falls back to writing);
 * calls that cannot be checked by argument and have older equivalents (``clone3``,
   ``openat2``) and every syscall number newer than this list knows: ``ENOSYS``, so the C
   library falls back to the checked call.
@@ -50,6 +52,10 @@ EPERM_CALLS = (
     "fanotify_init", "vm86", "vm86old",
 )  # fmt: skip
 ENOSYS_CALLS = ("io_uring_setup", "io_uring_enter", "io_uring_register", "clone3", "openat2")
+# Reserving blocks costs no write: a loop of fallocate() fills the host's disk between two
+# looks of the watchdog. "Not supported" makes the C library's posix_fallocate write the
+# zeros itself, at the disk's pace.
+EOPNOTSUPP_CALLS = ("fallocate",)
 OPEN_TREE_ATTR = 467  # the newest call named here (Linux 6.15)
 LAST_KNOWN = 469  # file_getattr / file_setattr (Linux 6.17): allowed
 UNKNOWN_UNTIL = 512  # numbers above LAST_KNOWN up to here: ENOSYS (a decade of new calls)
@@ -120,6 +126,8 @@ def filter_bpf() -> bytes:
         _rule(f, eperm, name)
     for name in ENOSYS_CALLS:
         _rule(f, enosys, name)
+    for name in EOPNOTSUPP_CALLS:
+        _rule(f, sc.ERRNO(errno.EOPNOTSUPP), name)
     _rule(f, eperm, OPEN_TREE_ATTR)
     for number in range(LAST_KNOWN + 1, UNKNOWN_UNTIL):
         _rule(f, enosys, number)

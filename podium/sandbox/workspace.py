@@ -12,21 +12,19 @@ slot is ever followed as a link.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from podium.interfaces import SUBMISSION, SUBMISSION_WRITTEN, Workspace
+from podium.sandbox.trees import TooDeep, make_safe
 from podium.submission_check import install_script
-from podium.untrusted import Refused, copy_untrusted
+from podium.untrusted import Refused, copy_untrusted, remove_tree
 
 OUTPUT_DIRS = ("working", "submission")
 _slots = itertools.count()
-_UNSAFE_MODE = stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH
 
 
 @dataclass(frozen=True)
@@ -73,74 +71,20 @@ class Slot:
         return refused
 
     def discard(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
 
 
 def _keep_working(source: Path, target: Path) -> None:
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.exists():
-        shutil.rmtree(target)
-    if not stat.S_ISDIR(source.lstat().st_mode):  # the solution replaced it: keep nothing
+    """Keep ``working/`` made safe; nothing (an empty directory) where the solution replaced
+    it or made it too deep to keep: what is left goes with the slot."""
+    remove_tree(target)
+    try:
+        kept = stat.S_ISDIR(source.lstat().st_mode)
+        if kept:
+            make_safe(source)
+    except (FileNotFoundError, TooDeep):
+        kept = False
+    if kept:
+        source.rename(target)
+    else:
         target.mkdir()
-        return
-    make_safe(source)
-    source.rename(target)
-
-
-def make_safe(tree: Path) -> None:
-    """Make a dead sandbox's tree the host's: owned by Podium's uid, no setuid/setgid or
-    world-writable bit, no FIFO, socket or device node (symlinks stay, never followed)."""
-    me = (os.getuid(), os.getgid())
-    _make_entry_safe(str(tree), None, me)
-    for _top, dirs, files, dir_fd in os.fwalk(tree, follow_symlinks=False):
-        for name in [*dirs, *files]:
-            _make_entry_safe(name, dir_fd, me)
-
-
-def _make_entry_safe(name: str, dir_fd: int | None, me: tuple[int, int]) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        kind = stat.S_IFMT(info.st_mode)
-        if kind not in (stat.S_IFREG, stat.S_IFDIR, stat.S_IFLNK):
-            os.unlink(name, dir_fd=dir_fd)
-            return
-        if (info.st_uid, info.st_gid) != me and os.getuid() == 0:
-            os.chown(name, *me, dir_fd=dir_fd, follow_symlinks=False)
-        if kind != stat.S_IFLNK and info.st_mode & _UNSAFE_MODE:
-            os.chmod(name, stat.S_IMODE(info.st_mode) & ~_UNSAFE_MODE, dir_fd=dir_fd)
-
-
-@dataclass(frozen=True)
-class Usage:
-    bytes: int = 0
-    entries: int = 0
-
-
-def disk_usage(roots: list[Path], stop_bytes: int | None, stop_entries: int | None) -> Usage:
-    """Bytes (allocated blocks, so sparse files count as written) and entries (files,
-    directories, links: each costs an inode) under ``roots``, never following a link.
-
-    Stops counting once past either bound: a watchdog only needs to know that.
-    """
-    total = entries = 0
-    stack = [str(root) for root in roots]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as found:
-                listed = list(found)
-        except OSError:
-            continue
-        for entry in listed:
-            entries += 1
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                total += entry.stat(follow_symlinks=False).st_blocks * 512
-            except OSError:
-                continue
-        if (stop_bytes is not None and total > stop_bytes) or (
-            stop_entries is not None and entries > stop_entries
-        ):
-            break
-    return Usage(total, entries)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +67,7 @@ from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
+from podium.untrusted import remove_tree
 
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
 
@@ -370,7 +370,7 @@ class Search:
     async def _execute_again(self, node: Node) -> ExecResult:
         """Run a finished node's code once more, in ``nodes/<id>/rerun/`` on a fresh kernel."""
         root = self.run_dir.node_dir(node.id) / "rerun"
-        await asyncio.to_thread(shutil.rmtree, root, True)
+        await asyncio.to_thread(remove_tree, root)
         root.mkdir(parents=True)
         limits = Limits(self.settings.exec_timeout_s, self.settings.max_output_bytes)
         try:

@@ -25,7 +25,7 @@ from podium.errors import RunDirError
 from podium.failpoints import failpoint
 from podium.interfaces import SUBMISSION
 from podium.records import Node
-from podium.untrusted import Refused, copy_untrusted
+from podium.untrusted import Refused, copy_untrusted, remove_tree
 
 
 class RunDir:
@@ -67,8 +67,7 @@ class RunDir:
     def reset_node(self, node_id: int) -> Path:
         """An empty directory for the node (leftovers of an interrupted attempt are removed)."""
         path = self.node_dir(node_id)
-        if path.is_symlink() or path.exists():
-            shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)  # a crashed node's slot may be any tree a solution made
         path.mkdir(parents=True)
         return path
 

@@ -47,6 +47,7 @@ from podium.sandbox import (
     cgroups,
 )
 from podium.sandbox.bwrap import DISK_WATCH_EVERY_S
+from podium.sandbox.trees import MAX_DEPTH
 from podium.scaffolds import Journal
 from tests.support import REPO, TOY_TASK, cli_env, podium_cli, process_gone, processes
 
@@ -1052,6 +1053,137 @@ def test_a_flood_on_any_channel_keeps_the_host_memory_bounded(host: Host, flood:
         assert result.killed_reason == (
             f"output limit: one message of more than {MESSAGE_CAP} bytes"
         ), result.killed_reason
+
+
+# --- the kernel's own directory, and trees too deep to walk ----------------------------------
+
+_KERNEL_DIR = (
+    "import os, socket, time\n"
+    "args = open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
+    "kdir = os.path.dirname(args[args.index(b'-f') + 1].decode())\n"
+    "names = sorted(n for n in os.listdir(kdir) if n.startswith('k-'))\n"
+)
+# Each socket becomes a link (to a host socket, or back to the relay's own), then the kernel
+# cuts its accepted connections so that Podium's libzmq reconnects through the links.
+_RELINK = (
+    _KERNEL_DIR
+    + """
+print('relinking', flush=True)
+time.sleep(0.5)
+for n in names:
+    os.unlink(os.path.join(kdir, n))
+    os.symlink({target!r}.format(n=n), os.path.join(kdir, n))
+paths = [os.path.join(kdir, n) for n in names]
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        s = socket.socket(fileno=os.dup(int(fd)))
+    except OSError:
+        continue
+    try:
+        if s.family == socket.AF_UNIX and s.getsockname() in paths:
+            s.getpeername()  # an accepted connection (a listening socket has no peer)
+            s.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        s.close()
+time.sleep(5)
+"""
+)
+
+
+DEPTH_LIMIT = f"directory depth limit ({MAX_DEPTH} levels)"
+
+
+@pytest.mark.parametrize("target", ["host-socket", "relay-loop"])
+def test_a_kernel_socket_swapped_for_a_link_never_connects_the_host_elsewhere(
+    host: Host, tmp_path: Path, target: str
+) -> None:
+    # connect() follows links: the host (root) connected to any socket of the host, and a link
+    # back to the relay made it open connections until it ran out of descriptors.
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(tmp_path / "host.sock"))
+    listener.listen(16)
+    listener.setblocking(False)
+    link = str(tmp_path / "host.sock") if target == "host-socket" else "../host/{n}"
+    fds_before = len(list(Path("/proc/self/fd").iterdir()))
+    result = run("bwrap", host.ws, _RELINK.format(target=link))
+    assert "relinking" in result.output, result.output
+    assert result.killed_reason and "protocol violation" in result.killed_reason, result
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nothing of the host ever connected to it
+    listener.close()
+    assert len(list(Path("/proc/self/fd").iterdir())) <= fds_before + 8
+
+
+def test_a_tree_too_deep_for_python_in_the_kernel_dir_is_removed(host: Host) -> None:
+    # shutil.rmtree gave up on it silently and every later sandbox crashed sweeping it.
+    code = _KERNEL_DIR + (
+        "fd = os.open(kdir, os.O_RDONLY)\n"
+        "for _ in range(3000):\n"
+        "    os.mkdir('a', dir_fd=fd)\n"
+        "    fd = os.open('a', os.O_RDONLY, dir_fd=fd)\n"
+        "print('deep', flush=True)\n"
+    )
+    first, second = run_all("bwrap", host.ws, code, "print('next')")
+    assert first.killed_reason in (None, DEPTH_LIMIT), first  # the watchdog may see it first
+    assert second.status is ExecStatus.OK, second.output
+    assert not list(Path("/tmp").glob(f"podium-{os.getpid()}-*"))  # the ipc dirs, all removed
+
+
+@pytest.mark.parametrize("keep_working", [True, False])
+def test_a_working_tree_too_deep_for_python_ends_the_node_and_leaves_nothing(
+    host: Host, keep_working: bool
+) -> None:
+    code = (
+        "import os\n"
+        "open('submission/submission.csv', 'w').write('id,y\\n1,0\\n')\n"
+        "fd = os.open('working', os.O_RDONLY)\n"
+        "for _ in range(3000):\n"
+        "    os.mkdir('a', dir_fd=fd)\n"
+        "    fd = os.open('a', os.O_RDONLY, dir_fd=fd)\n"
+        "print('deep', flush=True)\n"
+    )
+    ws = dataclasses.replace(host.ws, keep_working=keep_working)
+    result = run("bwrap", ws, code)
+    assert result.killed_reason in (None, DEPTH_LIMIT), result  # the watchdog may see it first
+    assert (ws.root / "submission.csv").read_text() == "id,y\n1,0\n"
+    kept = sorted(p.name for p in ws.root.iterdir())
+    assert kept == (["submission.csv", "working"] if keep_working else ["submission.csv"])
+    if keep_working:
+        assert not any((ws.root / "working").iterdir())  # too deep to keep: nothing kept
+    assert our_cgroups() == set()  # thawed and gone: nothing left frozen
+
+
+def test_reserving_disk_blocks_is_refused_so_writing_them_takes_time(host: Host) -> None:
+    # fallocate() reserved 7 GiB in 0.15 s against a 200 MiB limit, between two watchdog looks.
+    code = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "fd = os.open('working/big', os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "rc = libc.fallocate(fd, 0, ctypes.c_long(0), ctypes.c_long(8 * 1024**3))\n"
+        "print('FALLOCATE', rc, ctypes.get_errno(), os.fstat(fd).st_blocks, flush=True)\n"
+    )
+    result = run("bwrap", host.ws, code)
+    assert f"FALLOCATE -1 {errno.EOPNOTSUPP} 0" in result.output, result.output
+
+
+def test_a_lone_surrogate_in_an_error_is_inert_and_every_record_still_serialises(
+    host: Host,
+) -> None:
+    # rich could not print it (UnicodeEncodeError) and pydantic could not write the record.
+    code = (
+        "import json\n"
+        "k = get_ipython().kernel\n"
+        "pack, k.session.pack = k.session.pack, lambda o: json.dumps(o, default=str).encode()\n"
+        "k.session.send(k.iopub_socket, 'error', {'ename': 'Bad\\ud800', 'evalue': 'x\\udfff',"
+        " 'traceback': ['\\ud800']}, parent=k.get_parent())\n"
+        "k.session.pack = pack\n"
+    )
+    result = run("bwrap", host.ws, code)
+    dumped = result.model_dump_json()
+    assert "\\\\ud800" in dumped, dumped
+    dumped.encode("utf-8")  # no lone surrogate left to fail an encoder
 
 
 # --- races on the hand-over ------------------------------------------------------------------

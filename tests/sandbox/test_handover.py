@@ -15,6 +15,7 @@ import pytest
 
 from podium.interfaces import Workspace
 from podium.sandbox import Slot
+from tests.support import DEEP, make_deep
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ def test_a_fifo_submission_is_refused_without_blocking(slot: Slot, tmp_path: Pat
     assert refused is not None and "FIFO" in refused
 
 
-def test_kept_working_loses_setuid_bits_special_files_and_foreign_owners(
+def test_kept_working_loses_setuid_bits_links_special_files_and_foreign_owners(
     slot: Slot, tmp_path: Path
 ) -> None:
     working = slot.root / "working"
@@ -94,12 +95,11 @@ def test_kept_working_loses_setuid_bits_special_files_and_foreign_owners(
     assert slot.hand_over(ws) is None
     kept = ws.root / "working"
     found = {p.relative_to(kept).as_posix(): p.lstat() for p in kept.rglob("*")}
-    assert "fifo" not in found
-    assert stat.S_ISLNK(found["link"].st_mode)  # kept, never followed
+    # Nothing but files and directories: no link a later `cp -L` or `cat` would follow.
+    assert sorted(found) == ["deep", "deep/er", "deep/er/sh", "sh"]
     for name, info in found.items():
-        if not stat.S_ISLNK(info.st_mode):
-            assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH), name
-            assert info.st_uid == os.getuid(), name
+        assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH), name
+        assert info.st_uid == os.getuid(), name
     assert (kept / "sh").read_bytes() == b"#!/bin/sh\n"
 
 
@@ -110,3 +110,20 @@ def test_a_replaced_working_directory_is_not_kept(slot: Slot, tmp_path: Path) ->
     slot.hand_over(ws)
     assert (ws.root / "working").is_dir() and not (ws.root / "working").is_symlink()
     assert list((ws.root / "working").iterdir()) == []
+
+
+@pytest.mark.parametrize("keep_working", [True, False])
+def test_a_working_tree_too_deep_to_walk_still_hands_over_and_leaves_nothing(
+    slot: Slot, tmp_path: Path, keep_working: bool
+) -> None:
+    # Python's fwalk and rmtree recurse: 3000 levels raised RecursionError out of the
+    # hand-over (the kernel stayed frozen) and left the slot on the host's disk.
+    make_deep(slot.root / "working", DEEP)
+    (slot.root / "submission" / "submission.csv").write_text("id,y\n1,0\n")
+    ws = node(tmp_path, keep_working=keep_working)
+    assert slot.hand_over(ws) is None
+    assert (ws.root / "submission.csv").read_text() == "id,y\n1,0\n"
+    if keep_working:
+        assert list((ws.root / "working").iterdir()) == []  # too deep to keep: nothing kept
+    slot.discard()
+    assert not slot.root.exists()

@@ -163,7 +163,7 @@ def test_an_oversized_message_cuts_podiums_end_before_its_body(tmp_path: Path) -
         got = b""
         while chunk := await loop.sock_recv(podium_end, 65536):
             got += chunk
-        assert relay.overflow == "one message of more than 4096 bytes"
+        assert relay.overflow == "output limit: one message of more than 4096 bytes"
         assert b"y" not in got  # the cut came before the offending frame
         await relay.aclose()
         podium_end.close()
