@@ -100,6 +100,7 @@ class LiveKernel:
     ipc: IpcDir
     relay: Relay
     start_s: float
+    before_shutdown: list[Callable[[], None]] = field(default_factory=list)  # thaw, say
     on_cleanup: list[Callable[[], None]] = field(default_factory=list)
 
     async def execute(
@@ -173,6 +174,9 @@ class LiveKernel:
     async def cleanup(self) -> None:
         """Reap the process and remove its files (~0.1 s of polling, off the critical path)."""
         await self.relay.aclose()
+        for callback in self.before_shutdown:  # off the loop, before waiting for the exit
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(callback)
         # Not shutdown_kernel(now=True): it first queues an interrupt request for a kernel that
         # is already dead, and closing that socket then blocks the event loop for its 0.1 s linger.
         with contextlib.suppress(Exception):
@@ -217,6 +221,7 @@ async def start_kernel(command: KernelCommand, ipc: IpcDir) -> LiveKernel:
     kernel = LiveKernel(km, client, command, ipc, relay, 0.0)
     try:
         await _bound(km, ipc, command.startup_timeout_s)
+        relay.kernel_bound()
         client.start_channels()
         await _wait_ready(km, client, command.startup_timeout_s)
     except BaseException:

@@ -125,6 +125,7 @@ class Relay:
         self._links: set[_Link] = set()
         self._closed = False
         self._kernel_fd: int | None = None
+        self._bound = asyncio.Event()  # set once the kernel has bound its sockets
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -135,9 +136,14 @@ class Relay:
             )
             self._servers.append(server)
 
+    def kernel_bound(self) -> None:
+        """The kernel's sockets exist: connect to them (until then Podium's wait, unpolled)."""
+        self._bound.set()
+
     def close(self) -> None:
         """Stop relaying now: every connection is cut, nothing more is accepted."""
         self._closed = True
+        self._bound.set()
         for server in self._servers:
             server.close()
         for link in list(self._links):
@@ -177,6 +183,7 @@ class Relay:
         a link, checked to be a socket, and connected through that descriptor.
         """
         loop = asyncio.get_running_loop()
+        await self._bound.wait()
         while not (self._closed or link.closed):
             try:
                 fd = os.open(link.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC,

@@ -122,6 +122,7 @@ async def _relay_pair(tmp_path: Path, cap: int) -> tuple[Relay, socket.socket, s
     listener.bind(str(tmp_path / "kernel" / "k-1"))
     listener.listen()
     listener.setblocking(False)
+    relay.kernel_bound()
     kernel_end, _ = await loop.sock_accept(listener)
     listener.close()
     return relay, podium_end, kernel_end
