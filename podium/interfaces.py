@@ -153,7 +153,8 @@ class Workspace:
     sandbox leaves in ``root``: ``SUBMISSION``, a file the host created holding the bytes of the
     regular file the solution wrote at ``SUBMISSION_WRITTEN`` (absent when there was none or it
     was refused: ``ExecResult.submission_refused`` says why), and ``working/`` only with
-    ``keep_working``, stripped of setuid/setgid bits. Nothing else of the solution's files.
+    ``keep_working``: regular files and directories only, no setuid/setgid bit, at most
+    64 levels deep (deeper: kept empty). Nothing else of the solution's files.
     """
 
     root: Path
