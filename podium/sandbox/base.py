@@ -210,8 +210,12 @@ class KernelSandbox(Sandbox):
                 refused = f"nothing was handed over: {not_dead}"
         except Exception as exc:  # whatever the tree holds, the node ends and the kernel dies
             refused = f"nothing was handed over: {type(exc).__name__}: {exc}"
-        finally:  # in the background: thawing a cgroup blocks ~10 ms, and the node need not wait
-            kernel.before_shutdown.append(prepared.guard.handed_over)
+        finally:
+            # Thawed at once, in a worker thread: the write blocks ~10 ms, which neither the
+            # event loop nor the node need wait for; but a Podium killed before it would leave
+            # the kernel frozen, so it is not left for the clean-up task to start.
+            thawing = asyncio.get_running_loop().run_in_executor(None, prepared.guard.handed_over)
+            kernel.before_shutdown.append(thawing)
             kernel.on_cleanup.append(lambda: self._release(prepared))
             scratch = workspace.root / COLD_SCRATCH if workspace is not None else None
             if scratch is not None and prepared.slot.root.parent == scratch:

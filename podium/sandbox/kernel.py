@@ -100,7 +100,7 @@ class LiveKernel:
     ipc: IpcDir
     relay: Relay
     start_s: float
-    before_shutdown: list[Callable[[], None]] = field(default_factory=list)  # thaw, say
+    before_shutdown: list[Awaitable[Any]] = field(default_factory=list)  # a thaw, say
     on_cleanup: list[Callable[[], None]] = field(default_factory=list)
 
     async def execute(
@@ -174,9 +174,9 @@ class LiveKernel:
     async def cleanup(self) -> None:
         """Reap the process and remove its files (~0.1 s of polling, off the critical path)."""
         await self.relay.aclose()
-        for callback in self.before_shutdown:  # off the loop, before waiting for the exit
+        for pending in self.before_shutdown:  # what must be done before it can exit
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(callback)
+                await pending
         # Not shutdown_kernel(now=True): it first queues an interrupt request for a kernel that
         # is already dead, and closing that socket then blocks the event loop for its 0.1 s linger.
         with contextlib.suppress(Exception):
