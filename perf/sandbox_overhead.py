@@ -12,9 +12,12 @@ Configurations:
     (b)  fresh bwrap-sandboxed kernel per node, cold (``warm_pool=False``, no warm_up)
     (b') fresh UNsandboxed kernel per node, cold (``LocalSandbox``, ``warm_pool=False``):
          (b) - (b') is bubblewrap's own start cost
-    (c)  bwrap kernel from the warm pool (``warm_up(kernels=1)``, default pre-imports); the
-         pool is ready before the first node and refills between nodes (as it does while the
-         model writes the next solution); wall time is what the caller of ``execute`` waits
+    (c)  bwrap kernel from the warm pool (``warm_up(kernels=1)``, default pre-imports), each
+         started cold (``fork=False``); the pool is ready before the first node and refills
+         between nodes (as it does while the model writes the next solution); wall time is
+         what the caller of ``execute`` waits
+    (d)  as (c), but the pool's kernels are forked from the kernel factory (the default): the
+         factory's own start (ipykernel and the pre-imports, once per run) is reported apart
 
 Wall time per node is measured around the call (``execute`` or ``subprocess.run``); the kernel
 column is ``ExecResult.kernel_start_s``, how long ``execute`` waited for its kernel (a cold start:
@@ -33,6 +36,16 @@ before Podium sends it SIGKILL (``LiveKernel.kill`` is wrapped here), and the sa
 configurations count ``RUSAGE_SELF`` + those trees. For (b') both methods apply; the JSON
 carries both, as a check of the /proc one. Resolution: 1/CLK_TCK (10 ms) per process.
 
+A forked kernel (d) is a child of the factory, which reaps it: its whole CPU, its exit
+included, lands in the factory's ``cutime + cstime``, and the forks themselves in the factory's
+own time. So (d) counts ``RUSAGE_SELF`` + the factory's four fields, read once the pool is
+ready (after its start-up) and again after the last node (the spare kernel left in the pool is
+not counted; the first node's kernel, forked before, is).
+
+Memory per extra kernel (``--memory``): the private pages (``Private_Clean + Private_Dirty``
+of ``/proc/<pid>/smaps_rollup``, every process of the kernel) of each of 4 idle pooled kernels,
+cold (c) and forked (d): what one more kernel costs, shared pages counted once (not at all).
+
 Other load on the machine distorts every figure; the CPU that other processes used during the
 measured series (machine busy time from /proc/stat minus this benchmark's own) is printed.
 
@@ -47,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import json
 import os
@@ -90,7 +104,8 @@ CONFIGS = {
     "a": "(a) fresh `python` process per node",
     "b": "(b) fresh bwrap kernel per node, cold",
     "b'": "(b') fresh plain kernel per node, cold (local)",
-    "c": "(c) bwrap kernel from the warm pool",
+    "c": "(c) bwrap kernel from the warm pool, cold-started",
+    "d": "(d) bwrap kernel from the warm pool, forked from the kernel factory",
 }
 LIMITS = Limits(timeout_s=120)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -181,6 +196,7 @@ class Series:
     cpu_self_s: float = 0.0
     cpu_children_rusage_s: float = 0.0
     cpu_kernel_trees_s: float | None = None
+    factory_start_s: tuple[float, float] | None = None  # (d): wall, CPU of the factory's start
     series_wall_s: float = 0.0
     other_processes_cpu_s: float = 0.0
 
@@ -210,6 +226,9 @@ class Series:
         }
         if self.cpu_kernel_trees_s is not None:
             out["cpu_kernel_trees_s"] = round(self.cpu_kernel_trees_s, 3)
+        if self.factory_start_s is not None:
+            out["factory_start"] = {"wall_s": round(self.factory_start_s[0], 2),
+                                    "cpu_s": round(self.factory_start_s[1], 2)}  # fmt: skip
         if self.kernel_start_s:
             out["kernel_start_ms_median"] = round(statistics.median(self.kernel_start_s) * 1000, 1)
         return out
@@ -264,7 +283,50 @@ def make_sandbox(config: str, preimports: tuple[str, ...] = DEFAULT_PREIMPORTS) 
         return BwrapSandbox(SandboxOptions(limits=limits, warm_pool=False))
     if config == "b'":
         return LocalSandbox(SandboxOptions(limits=limits, warm_pool=False))
-    return BwrapSandbox(SandboxOptions(limits=limits, preimports=preimports))  # (c)
+    fork = config == "d"
+    return BwrapSandbox(SandboxOptions(limits=limits, preimports=preimports, fork=fork))
+
+
+def process_cpu_s(pid: int) -> float:
+    """utime + stime + cutime + cstime of one process (its reaped children included)."""
+    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in rest[11:15]) / CLK_TCK
+
+
+async def run_nodes(
+    series: Series, sb: KernelSandbox, name: str, repeats: int, nodes: Path, inputs: Path
+) -> None:
+    for i in range(repeats):
+        wall, result = await run_kernel(sb, SNIPPETS[name], nodes / str(i), inputs)
+        if EXPECTED[name] not in result.output:
+            raise RuntimeError(f"unexpected output: {result.output!r}")
+        series.wall_s.append(wall)
+        series.kernel_start_s.append(result.kernel_start_s)
+        await sb.settle()
+
+
+async def measure_forked(
+    series: Series, name: str, repeats: int, base: Path, preimports: tuple[str, ...]
+) -> None:
+    """(d): the factory's start measured apart, then the nodes (see the module's doc)."""
+    inputs, nodes = base / "input", base / "nodes" / f"d-{name}"
+    sb = make_sandbox("d", preimports)
+    assert isinstance(sb, BwrapSandbox)
+    t0 = time.perf_counter()
+    await sb.warm_up(base / "scratch", inputs, kernels=1)
+    await sb.settle()
+    factory = sb.forking.current
+    if factory is None or not factory.pid:
+        raise RuntimeError(f"no kernel factory: {sb.forking.problem}")
+    series.factory_start_s = (time.perf_counter() - t0, process_cpu_s(factory.pid))
+    own0, busy0, f0 = _rusage()[0], machine_busy_s(), process_cpu_s(factory.pid)
+    t1 = time.perf_counter()
+    await run_nodes(series, sb, name, repeats, nodes, inputs)
+    series.cpu_self_s = _rusage()[0] - own0
+    series.cpu_kernel_trees_s = process_cpu_s(factory.pid) - f0
+    series.series_wall_s = time.perf_counter() - t1
+    series.other_processes_cpu_s = max(0.0, machine_busy_s() - busy0 - series.cpu_total_s)
+    await sb.aclose()
 
 
 async def measure_series(
@@ -273,6 +335,9 @@ async def measure_series(
     series = Series(config, name)
     snippet, inputs = SNIPPETS[name], base / "input"
     nodes = base / "nodes" / f"{config.replace(chr(39), 'p')}-{name}"
+    if config == "d":
+        await measure_forked(series, name, repeats, base, preimports)
+        return series
     with Meter() as meter:
         if config == "a":
             for i in range(repeats):
@@ -282,13 +347,7 @@ async def measure_series(
             if config == "c":
                 await sb.warm_up(base / "scratch", inputs, kernels=1)
                 await sb.settle()  # the pool is ready before the first node
-            for i in range(repeats):
-                wall, result = await run_kernel(sb, snippet, nodes / str(i), inputs)
-                if EXPECTED[name] not in result.output:
-                    raise RuntimeError(f"unexpected output: {result.output!r}")
-                series.wall_s.append(wall)
-                series.kernel_start_s.append(result.kernel_start_s)
-                await sb.settle()
+            await run_nodes(series, sb, name, repeats, nodes, inputs)
             await sb.aclose()  # kills the pool's spare kernel: part of the series' cost
     series.cpu_self_s, series.cpu_children_rusage_s = meter.self_s, meter.children_s
     if config != "a":
@@ -297,6 +356,48 @@ async def measure_series(
     own = meter.self_s + max(meter.children_s, meter.kernel_trees_s)
     series.other_processes_cpu_s = max(0.0, meter.busy_s - own)
     return series
+
+
+def private_bytes(root: int) -> int:
+    """Private_Clean + Private_Dirty of ``root`` and its descendants (shared pages: none)."""
+    total = 0
+    for pid in [root, *descendants(root)]:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                    total += int(line.split()[1]) * 1024
+    return total
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                ppid = int(Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+async def memory_per_kernel(base: Path, preimports: tuple[str, ...]) -> dict[str, float]:
+    """Median private MiB of 4 idle pooled kernels, cold (c) and forked (d)."""
+    out = {}
+    for config in ("c", "d"):
+        sb = make_sandbox(config, preimports)
+        await sb.warm_up(base / f"scratch-mem-{config}", base / "input", kernels=4)
+        await sb.settle()
+        pool = sb._pool
+        assert pool is not None
+        kernels = [await task for task in list(pool._ready)]
+        sizes = [private_bytes(k.kernel.process.pid) for k in kernels if k.kernel.process]
+        out[config] = round(statistics.median(sizes) / 2**20, 1)
+        await sb.aclose()
+    return out
 
 
 async def warm_caches(base: Path) -> None:
@@ -309,7 +410,9 @@ async def warm_caches(base: Path) -> None:
         await sb.aclose()
 
 
-async def measure(repeats: int, preimports: tuple[str, ...]) -> list[Series]:
+async def measure(
+    repeats: int, preimports: tuple[str, ...]
+) -> tuple[list[Series], dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="podium-sbo-") as tmp:
         base = Path(tmp)
         (base / "input").mkdir()
@@ -320,7 +423,8 @@ async def measure(repeats: int, preimports: tuple[str, ...]) -> list[Series]:
             for config in CONFIGS:
                 print(f"measuring {config} {name} ...", file=sys.stderr, flush=True)
                 out.append(await measure_series(config, name, repeats, base, preimports))
-        return out
+        print("measuring memory per kernel ...", file=sys.stderr, flush=True)
+        return out, await memory_per_kernel(base, preimports)
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -349,6 +453,26 @@ def evaluate(by: Callable[[str, str], Series]) -> list[dict[str, Any]]:
                 f"{statistics.median(starts_p) * 1000:.0f} ms, {len(starts_b)} starts each)"
             ),
             "passed": delta <= 0.1,
+        },
+        *forked_targets(by),
+    ]
+
+
+def forked_targets(by: Callable[[str, str], Series]) -> list[dict[str, Any]]:
+    """(d) against (c): the kernel factory's targets (issue 18)."""
+    c_cpu, d_cpu = by("c", "print").cpu_per_node_s, by("d", "print").cpu_per_node_s
+    d_fit = statistics.median(by("d", "sklearn").wall_s)
+    d_print = statistics.median(by("d", "print").wall_s)
+    return [
+        {
+            "target": "(d) <= 0.1 CPU s per node for `print(1)` (everything: host and kernel)",
+            "value": f"{d_cpu:.3f} s ({c_cpu / d_cpu:.0f}x less than (c), {c_cpu:.2f} s)",
+            "passed": d_cpu <= 0.1,
+        },
+        {
+            "target": "(d) <= 60 ms wall per node for `print(1)` (the kernel's whole overhead)",
+            "value": f"{d_print * 1000:.0f} ms (the fit: {d_fit * 1000:.0f} ms)",
+            "passed": d_print <= 0.06,
         },
     ]
 
@@ -388,7 +512,7 @@ def main() -> None:
     _account_kills()
     info = machine_info()
     started = datetime.datetime.now().astimezone()
-    series = asyncio.run(measure(args.repeats, preimports))
+    series, memory = asyncio.run(measure(args.repeats, preimports))
     found = {(s.config, s.snippet): s for s in series}
 
     def by(config: str, snippet: str) -> Series:
@@ -406,6 +530,11 @@ def main() -> None:
     load = " ".join(info["loadavg_at_start"])
     print(f"\nother processes used {other:.1f} CPU s during the {span:.0f} s measured "
           f"({other / span:.0%} of one core); load average at start {load}")  # fmt: skip
+    starts = [s.factory_start_s for s in series if s.factory_start_s is not None]
+    print(f"kernel factory start (d), once per run: {starts[0][0]:.2f} s wall, "
+          f"{starts[0][1]:.2f} CPU s")  # fmt: skip
+    print(f"private memory per idle pooled kernel: cold {memory['c']} MiB, "
+          f"forked {memory['d']} MiB")  # fmt: skip
     for t in targets:
         print(f"{'PASS' if t['passed'] else 'FAIL'}  {t['target']}: {t['value']}")
     if args.json:
@@ -416,6 +545,7 @@ def main() -> None:
             "machine": info,
             "series": {f"{s.config} {s.snippet}": s.summary() for s in series},
             "targets": targets,
+            "private_memory_per_kernel_mib": memory,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n")

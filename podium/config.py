@@ -149,6 +149,7 @@ class SandboxSection(Section):
     shm_size: Size = "1G"
     max_message_size: Size = Field("32M", description="one output message past this kills it")
     warm_pool: bool = Field(True, description="pre-start one kernel per worker")
+    fork: bool = Field(True, description="fork the pool's kernels from a kernel factory")
     preimports: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PREIMPORTS),
         description="imported in pool kernels before a node gets them",

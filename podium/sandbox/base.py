@@ -20,6 +20,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from podium.errors import SandboxError
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.records import EnvironmentInfo, ExecResult
 from podium.sandbox.environment import probe_environment
@@ -102,6 +103,19 @@ class KernelSandbox(Sandbox):
         """How to start a kernel working in ``slot`` that reads ``ipc``'s kernel connection
         file (and what watches it)."""
 
+    def ipc_for(self, slot: Slot) -> IpcDir:
+        """The ipc directory pair for a kernel about to be launched in ``slot``."""
+        return IpcDir.create()
+
+    async def pool_starting(self, scratch: Path, input_dir: Path) -> None:
+        """The warm pool for ``scratch`` and ``input_dir`` is about to fill (a sandbox may get
+        something ready that serves it, a kernel factory say)."""
+
+    def retry_cold(self, error: SandboxError, command: KernelCommand) -> bool:
+        """Whether a kernel that failed to start with ``error`` should be launched again (the
+        sandbox has changed how it launches: its kernel factory failed, say)."""
+        return False
+
     async def environment(self) -> EnvironmentInfo:
         if self._environment is None:
             self._environment = await probe_environment(self.python)
@@ -115,6 +129,7 @@ class KernelSandbox(Sandbox):
         await asyncio.to_thread(shutil.rmtree, scratch, True)  # slots a crashed run left behind
         scratch.mkdir(parents=True, exist_ok=True)
         self._pool_key = (scratch, input_dir)
+        await self.pool_starting(scratch, input_dir)
         self._pool = KernelPool(
             lambda: self._prepare(scratch, input_dir, self.preimports), self._dispose, kernels
         )
@@ -165,29 +180,38 @@ class KernelSandbox(Sandbox):
 
     async def _prepare(self, scratch: Path, input_dir: Path, imports: tuple[str, ...]) -> Prepared:
         slot = Slot.create(scratch, input_dir)
-        ipc = IpcDir.create()
         try:
-            command, guard = self.launch(slot, ipc)
+            prepared = await self._start(slot)
         except BaseException:
-            ipc.remove()
             slot.discard()
             raise
-        try:
-            kernel = await start_kernel(command, ipc)
-        except BaseException:
-            guard.release()
-            ipc.remove()
-            slot.discard()
-            raise
-        guard.started(kernel)
-        prepared = Prepared(kernel, slot, guard)
         if imports:
             try:
-                await kernel.run_silently(_preimport_code(imports), PREIMPORT_TIMEOUT_S)
+                await prepared.kernel.run_silently(_preimport_code(imports), PREIMPORT_TIMEOUT_S)
             except BaseException:
                 await self._dispose(prepared)
                 raise
         return prepared
+
+    async def _start(self, slot: Slot, retry: bool = True) -> Prepared:
+        """Launch and start a kernel in ``slot`` (once more if ``retry_cold`` says so: nothing
+        of a solution's has run in the slot yet); on failure all but the slot is gone."""
+        ipc = self.ipc_for(slot)
+        try:
+            command, guard = self.launch(slot, ipc)
+        except BaseException:
+            ipc.remove()
+            raise
+        try:
+            kernel = await start_kernel(command, ipc)
+        except BaseException as exc:
+            guard.release()
+            ipc.remove()
+            if retry and isinstance(exc, SandboxError) and self.retry_cold(exc, command):
+                return await self._start(slot, retry=False)
+            raise
+        guard.started(kernel)
+        return Prepared(kernel, slot, guard)
 
     async def _dispose(self, prepared: Prepared) -> None:
         """An unused kernel: nothing to hand over, so no need to wait for it to stop."""

@@ -49,13 +49,37 @@ from podium.sandbox.bwrap_command import (
     WORKSPACE,
     BwrapFds,
     BwrapLayout,
+    FactoryLayout,
     bwrap_argv,
+    factory_argv,
     isolation_flags,
 )
+from podium.sandbox.factory import (
+    FACTORY_CAPS,
+    STAGING,
+    ZYGOTE,
+    FactorySpec,
+    ForkedProcess,
+    KernelFactory,
+    factory_config,
+)
+from podium.sandbox.forking import Forking
 from podium.sandbox.identity import SandboxUser, sandbox_user
-from podium.sandbox.ipc import IpcDir, sweep_leftovers
-from podium.sandbox.kernel import EXIT_WAIT_S, KernelCommand, LiveKernel, ipykernel_argv
-from podium.sandbox.limits import ResourceLimits, apply_rlimits, format_bytes, processes_of
+from podium.sandbox.ipc import IpcDir, ipc_root, sweep_leftovers
+from podium.sandbox.kernel import (
+    EXIT_WAIT_S,
+    KernelCommand,
+    LiveKernel,
+    die_with_parent,
+    ipykernel_argv,
+)
+from podium.sandbox.limits import (
+    ResourceLimits,
+    apply_rlimits,
+    format_bytes,
+    processes_of,
+    rlimits,
+)
 from podium.sandbox.local import KERNEL_ENV
 from podium.sandbox.options import SandboxOptions
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
@@ -121,8 +145,10 @@ class BwrapGuard(Guard):
         ipc: IpcDir,
         user: SandboxUser,
         seccomp: bytes | None,
+        forked: bool = False,
     ) -> None:
         self.limits, self.group, self.slot, self.ipc = limits, group, slot, ipc
+        self.forked = forked
         self.kernel: LiveKernel | None = None
         self.peak_rss = 0
         self._next_disk = 0.0
@@ -132,15 +158,22 @@ class BwrapGuard(Guard):
         self._nproc: int | None = None  # RLIMIT_NPROC, only where no pids cgroup counts
         if limits.max_processes and (group is None or group.pids is None):
             self._nproc = processes_of(user.uid) + limits.max_processes
-        self._info_read, info_write = os.pipe()
-        self.fds = BwrapFds(
-            passwd=_memfd("passwd", user.passwd()),
-            group=_memfd("group", user.group()),
-            seccomp=_memfd("seccomp", seccomp) if seccomp is not None else None,
-            info=info_write,
-        )
-        self._sent: list[int] = list(self.fds.all)  # the parent's copies, closed once started
+        self._info_read: int | None = None
+        self._sent: list[int] = []  # the parent's copies of what bwrap reads, closed once started
         self._pidfd: int | None = None
+        if not forked:  # a forked kernel's factory has all of these already
+            self._info_read, info_write = os.pipe()
+            self.fds = BwrapFds(
+                passwd=_memfd("passwd", user.passwd()),
+                group=_memfd("group", user.group()),
+                seccomp=_memfd("seccomp", seccomp) if seccomp is not None else None,
+                info=info_write,
+            )
+            self._sent = list(self.fds.all)
+
+    @property
+    def rlimits(self) -> list[tuple[int, int, int]]:
+        return rlimits(self.limits, self._nproc)
 
     def preexec(self) -> None:
         """Runs in the child before exec: join the cgroups, set rlimits, a new keyring."""
@@ -152,7 +185,9 @@ class BwrapGuard(Guard):
         self.kernel = kernel
         self._close_sent()
         process = kernel.process
-        if process is not None:
+        if isinstance(process, ForkedProcess):  # it is the namespace's init
+            self._pidfd = os.dup(process.pidfd)
+        elif process is not None and self._info_read is not None:
             self._pidfd = _namespace_init(self._info_read, process.pid)
 
     def _close_sent(self) -> None:
@@ -392,8 +427,65 @@ class BwrapSandbox(KernelSandbox):
         self.cgroups = cgroups.detect()
         self.notice: str | None = None
         self._readable: set[Path] = set()
+        self.forking = Forking(self._start_factory, self._fork_problem())
         cgroups.sweep_leftovers(self.cgroups)  # a killed run cannot clean up after itself
         sweep_leftovers()
+
+    def _fork_problem(self) -> str | None:
+        """Why pooled kernels cannot be forked from a factory here, or None."""
+        if not self.options.fork:
+            return "off (sandbox.fork = false)"
+        if self.seccomp_problem is not None:
+            return f"they need the seccomp filter ({self.seccomp_problem})"
+        if self.user.uid == 0:
+            return "kernels would run as root here"
+        if ipc_root() != Path("/tmp"):
+            return "they need a writable /tmp"
+        return None
+
+    async def pool_starting(self, scratch: Path, input_dir: Path) -> None:
+        await self.forking.serve(scratch, input_dir)
+
+    async def _start_factory(self, spec: FactorySpec) -> KernelFactory:
+        limits, user = self.options.limits, self.user
+        self._check_readable(spec.input_dir, "the task's public data")
+        paths = python_paths(self.python)
+        for path in paths:
+            self._check_readable(path, "the solutions' Python environment")
+        fds = BwrapFds(passwd=_memfd("passwd", user.passwd()), group=_memfd("group", user.group()))
+        layout = FactoryLayout(
+            kernel=BwrapLayout(
+                workspace=spec.scratch, input_dir=spec.input_dir, ipc_dir=spec.ipc_base,
+                user=user, fds=fds, python_paths=paths, env=sandbox_env(self.python),
+                tmp_bytes=limits.tmp_bytes, shm_bytes=limits.shm_bytes, gpus=self.options.gpus,
+            ),
+            program=ZYGOTE, staging=STAGING, caps=FACTORY_CAPS,
+        )  # fmt: skip
+        argv = factory_argv(self.bwrap, layout, [self.python, f"{STAGING}/{ZYGOTE.name}"])
+        config = factory_config(
+            self.preimports, filter_bpf(), user.uid, user.gid, user.switch,
+            limits.tmp_bytes, limits.shm_bytes, spec.ipc_base,
+        )  # fmt: skip
+        try:
+            return await KernelFactory.start(spec, argv, fds.all, _factory_preexec, config)
+        finally:
+            for fd in fds.all:
+                os.close(fd)
+
+    def ipc_for(self, slot: Slot) -> IpcDir:
+        factory = self.forking.serving(slot.root.parent, slot.input_dir)
+        return IpcDir.create(factory.spec.ipc_base if factory else None)
+
+    def retry_cold(self, error: SandboxError, command: KernelCommand) -> bool:
+        factory = getattr(command.launcher, "factory", None)
+        if factory is None:
+            return False
+        self.forking.failed(factory, error)
+        return True
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        await self.forking.aclose()
 
     def describe(self) -> str:
         limits = describe_limits(self.options.limits, self.cgroups, self.user.uid)
@@ -437,6 +529,9 @@ class BwrapSandbox(KernelSandbox):
         group = None
         if self.cgroups.version is not None:
             group = cgroups.KernelCgroup(self.cgroups, limits.memory_bytes, limits.max_processes)
+        factory = self.forking.serving(slot.root.parent, slot.input_dir)
+        if factory is not None and ipc.root.parent == factory.spec.ipc_base:
+            return self._forked(factory, slot, ipc, group)
         seccomp = filter_bpf() if self.seccomp_problem is None else None
         guard = BwrapGuard(limits, group, slot, ipc, user, seccomp)
         layout = BwrapLayout(
@@ -464,6 +559,21 @@ class BwrapSandbox(KernelSandbox):
         )
         return command, guard
 
+    def _forked(
+        self, factory: KernelFactory, slot: Slot, ipc: IpcDir, group: cgroups.KernelCgroup | None
+    ) -> tuple[KernelCommand, Guard]:
+        limits = self.options.limits
+        guard = BwrapGuard(limits, group, slot, ipc, self.user, None, forked=True)
+        (slot.root / "input").mkdir(exist_ok=True)  # the public data's mount point
+        launcher = _ForkLauncher(factory, slot, ipc, group.procs_files if group else [],
+                                 guard.rlimits)  # fmt: skip
+        command = KernelCommand(
+            argv=(), env={}, cwd=slot.root, interrupt_mode="message", launcher=launcher,
+            interrupt_grace_s=self.options.interrupt_grace_s,
+            max_message_bytes=limits.max_message_bytes,
+        )  # fmt: skip
+        return command, guard
+
     def _check_readable(self, path: Path, what: str) -> None:
         """The sandbox's uid must read it: said once, clearly, rather than as a kernel that
         does not start or a solution that cannot open its data."""
@@ -477,6 +587,28 @@ class BwrapSandbox(KernelSandbox):
                 hint=f"chmod -R o+rX {path}, or set sandbox.user to an account that can read it",
             )
         self._readable.add(path)
+
+
+@dataclass(frozen=True)
+class _ForkLauncher:
+    """Starts one kernel by asking ``factory`` to fork it (``retry_cold`` reads ``factory``)."""
+
+    factory: KernelFactory
+    slot: Slot
+    ipc: IpcDir
+    procs_files: list[str]
+    rlimits: list[tuple[int, int, int]]
+
+    async def __call__(self) -> ForkedProcess:
+        return await self.factory.spawn(self.slot.root, self.ipc.kernel,
+                                        self.ipc.kernel_connection_file, self.procs_files,
+                                        self.rlimits)  # fmt: skip
+
+
+def _factory_preexec() -> None:
+    """In the factory's bwrap, before exec: dies with Podium; holds no key of its session."""
+    die_with_parent()
+    join_new_session_keyring()
 
 
 def _first_entries(path: Path, count: int = 20) -> list[Path]:

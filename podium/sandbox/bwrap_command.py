@@ -133,9 +133,9 @@ def _outermost(paths: Sequence[Path]) -> list[Path]:
     return [p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique)]
 
 
-def bwrap_argv(bwrap: str, layout: BwrapLayout, command: Sequence[str]) -> list[str]:
-    tree = _Tree()
-    args = [bwrap, *isolation_flags(layout.user.switch), *_system_binds(tree)]
+def _base_args(bwrap: str, flags: Sequence[str], layout: BwrapLayout, tree: _Tree) -> list[str]:
+    """What a kernel's and a factory's sandboxes share: all but the workspace and the end."""
+    args = [bwrap, *flags, *_system_binds(tree)]
     args += ["--ro-bind-data", str(layout.fds.passwd), "/etc/passwd"]
     args += ["--ro-bind-data", str(layout.fds.group), "/etc/group"]
     args += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev"]
@@ -146,9 +146,11 @@ def bwrap_argv(bwrap: str, layout: BwrapLayout, command: Sequence[str]) -> list[
     for path in _outermost(layout.python_paths):
         if not (path == Path("/usr") or path.is_relative_to("/usr")):
             args += [*tree.parents(path), "--ro-bind", str(path), str(path)]
-    args += [*tree.parents(layout.ipc_dir), "--bind", str(layout.ipc_dir), str(layout.ipc_dir)]
-    args += [*tree.parents(WORKSPACE), "--bind", str(layout.workspace), WORKSPACE]
-    args += ["--ro-bind", str(layout.input_dir), f"{WORKSPACE}/input"]
+    return args
+
+
+def _end_args(layout: BwrapLayout, command: Sequence[str]) -> list[str]:
+    args: list[str] = []
     devices, visible = gpu_devices(layout.gpus)
     for device in devices:
         args += ["--dev-bind-try", device, device]
@@ -163,3 +165,39 @@ def bwrap_argv(bwrap: str, layout: BwrapLayout, command: Sequence[str]) -> list[
         args += ["--setenv", key, value]
     args += ["--chdir", WORKSPACE, "--remount-ro", "/", "--", *command]
     return args
+
+
+def bwrap_argv(bwrap: str, layout: BwrapLayout, command: Sequence[str]) -> list[str]:
+    tree = _Tree()
+    args = _base_args(bwrap, isolation_flags(layout.user.switch), layout, tree)
+    args += [*tree.parents(layout.ipc_dir), "--bind", str(layout.ipc_dir), str(layout.ipc_dir)]
+    args += [*tree.parents(WORKSPACE), "--bind", str(layout.workspace), WORKSPACE]
+    args += ["--ro-bind", str(layout.input_dir), f"{WORKSPACE}/input"]
+    return args + _end_args(layout, command)
+
+
+@dataclass(frozen=True)
+class FactoryLayout:
+    """A kernel factory's sandbox (see ``factory.py``): a kernel's layout, but the workspace
+    an empty mount point, and under ``staging`` (in /tmp, which each kernel's own /tmp
+    covers) every slot of the run, the public data and the factory's program; the ipc root
+    at its host path. ``caps`` are the factory's own, dropped by every kernel it forks."""
+
+    kernel: BwrapLayout  # its workspace is the run's scratch directory, its ipc_dir the root
+    program: Path
+    staging: str
+    caps: Sequence[str]
+
+
+def factory_argv(bwrap: str, layout: FactoryLayout, command: Sequence[str]) -> list[str]:
+    kernel = layout.kernel
+    tree = _Tree()
+    caps = [arg for cap in layout.caps for arg in ("--cap-add", cap)]
+    flags = [*COMMON_FLAGS, *(caps if kernel.user.switch else ["--unshare-user", *caps])]
+    args = _base_args(bwrap, flags, kernel, tree)
+    args += ["--dir", layout.staging, "--bind", str(kernel.workspace), f"{layout.staging}/slots"]
+    args += ["--ro-bind", str(kernel.input_dir), f"{layout.staging}/input"]
+    args += ["--ro-bind", str(layout.program), f"{layout.staging}/{layout.program.name}"]
+    args += [*tree.parents(kernel.ipc_dir), "--bind", str(kernel.ipc_dir), str(kernel.ipc_dir)]
+    args += [*tree.parents(WORKSPACE), "--dir", WORKSPACE]
+    return args + _end_args(kernel, command)

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,44 @@ async def _probe_kernel(options: SandboxOptions) -> tuple[BwrapSandbox, CheckLin
     return sandbox, line, facts
 
 
+async def _probe_forked(options: SandboxOptions) -> CheckLine:
+    """A kernel forked from a kernel factory, probed as the cold one is."""
+    sandbox = BwrapSandbox(SandboxOptions(python=options.python, preimports=(), user=options.user,
+                                          fork=options.fork))  # fmt: skip
+    if sandbox.forking.problem is not None:
+        return CheckLine("forked kernels", False, f"off: {sandbox.forking.problem}; cold starts")
+    with tempfile.TemporaryDirectory(prefix="podium-check-") as tmp:
+        data = Path(tmp, "input")
+        data.mkdir()
+        try:
+            await sandbox.warm_up(Path(tmp, "pool"), data, 1)
+            await sandbox.settle()
+            result = await sandbox.execute(_PROBE, Workspace(Path(tmp, "ws"), data), Limits(60))
+            took = await _time_a_fork(sandbox, Path(tmp), data)
+        except SandboxError as exc:
+            return CheckLine("forked kernels", False, f"{exc}; cold starts")
+        finally:
+            forked = sandbox.forking.current is not None
+            await sandbox.aclose()
+    match = re.search(r"^PROBE (.*)$", result.output, re.MULTILINE)
+    facts: dict[str, Any] = json.loads(match.group(1)) if match else {}
+    held = facts.get("interfaces") == 1 and facts.get("seccomp") == "2" and facts.get("uid") != 0
+    if not forked or not held:
+        why = sandbox.forking.problem or "the forked probe kernel was not isolated"
+        return CheckLine("forked kernels", False, f"{why}; cold starts")
+    detail = f"from a kernel factory, forked and ready in {took * 1000:.0f} ms (own namespaces,"
+    return CheckLine("forked kernels", True, f"{detail} uid, seccomp, loopback only)")
+
+
+async def _time_a_fork(sandbox: BwrapSandbox, tmp: Path, data: Path) -> float:
+    """How long a kernel takes to fork and answer, the pool emptied first."""
+    await sandbox.settle()
+    started = time.perf_counter()
+    await sandbox.execute("", Workspace(tmp / "ws2", data), Limits(60))
+    await sandbox.settle()
+    return time.perf_counter() - started
+
+
 def _host_session_keyring() -> int | None:
     number = KEYCTL.get(platform.machine())
     if number is None:
@@ -137,6 +176,7 @@ def run_checks(options: Mapping[str, Any]) -> list[CheckLine]:
         kernel_uid = sandbox.user.uid
         if facts:
             lines += [_confirmed(p, facts) for p in sandbox.protections()]
+            lines.append(asyncio.run(_probe_forked(opts)))
     support = cgroups.detect()
     lines.append(CheckLine("cgroups", support.version is not None, support.describe()))
     for phrase in describe_limits(opts.limits, support, kernel_uid):

@@ -25,7 +25,8 @@ SOCKET_PREFIX = "k"  # the sockets are k-1 ... k-5
 CONNECTION_FILE = "kernel.json"
 
 
-def _base() -> Path:
+def ipc_root() -> Path:
+    """Where ipc directories are made: /tmp, unless it is not writable."""
     return Path("/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir())
 
 
@@ -54,9 +55,14 @@ class IpcDir:
         return [f"{SOCKET_PREFIX}-{port}" for port in range(1, len(CHANNELS) + 1)]
 
     @classmethod
-    def create(cls) -> IpcDir:
-        """Both directories and both connection files (same ports and key, each its own path)."""
-        ipc = cls(Path(tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=_base())))
+    def create(cls, parent: Path | None = None) -> IpcDir:
+        """Both directories and both connection files (same ports and key, each its own path);
+        under ``parent`` (a kernel factory's ``new_ipc_base``), else at the top of /tmp."""
+        if parent is None:
+            root = tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=ipc_root())
+        else:
+            root = tempfile.mkdtemp(prefix="", dir=parent)
+        ipc = cls(Path(root))
         for side in (ipc.host, ipc.kernel):
             side.mkdir(mode=0o700)
         info: dict[str, str | int] = {
@@ -80,9 +86,15 @@ class IpcDir:
         remove_tree(self.root)
 
 
+def new_ipc_base() -> Path:
+    """A directory for many kernels' ipc directories (a factory sees it whole; each kernel
+    only its own). Named like an ipc directory, so a killed run's is swept the same way."""
+    return Path(tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=ipc_root()))
+
+
 def sweep_leftovers() -> None:
     """Remove the ipc directories of Podium processes that were killed (their pid is gone)."""
-    for entry in _base().glob("podium-*"):
+    for entry in ipc_root().glob("podium-*"):
         match = LEFTOVER.match(entry.name)
         if match and entry.is_dir() and not Path(f"/proc/{match.group(1)}").exists():
             remove_tree(entry)

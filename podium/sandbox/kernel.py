@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import logging
 import signal
 import subprocess
 import time
@@ -29,6 +30,7 @@ from typing import Any
 import zmq
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from podium.errors import SandboxError
 from podium.failpoints import failpoint
@@ -45,6 +47,9 @@ EXIT_WAIT_S = 10.0  # after SIGKILL, how long the launched process may take to b
 REPLY_WAIT_S = 5.0  # after idle, for the execute_reply (normally already there)
 
 Watch = Callable[[], Awaitable[str | None]]  # returns why the kernel must die, or None
+# Starts a kernel's process some other way than by exec (a kernel factory forks it): returns
+# an object that behaves as ``subprocess.Popen`` does (pid, poll, wait, send_signal, kill).
+Launcher = Callable[[], Awaitable[Any]]
 
 
 class _OneSpec(KernelSpecManager):
@@ -73,6 +78,8 @@ class KernelCommand:
 
     ``preexec`` runs in the child between fork and exec (joining cgroups, setting rlimits); it
     must not touch Python objects shared with the parent. ``pass_fds`` stay open in the child.
+    With a ``launcher``, none of argv, env, cwd, preexec and pass_fds is used: it starts the
+    process itself.
     """
 
     argv: Sequence[str]
@@ -84,6 +91,30 @@ class KernelCommand:
     startup_timeout_s: float = 60.0
     interrupt_grace_s: float = 3.0
     max_message_bytes: int = 32 * 1024**2
+    launcher: Launcher | None = None
+
+
+_QUIET = logging.getLogger("podium.sandbox.launched")
+_QUIET.propagate = False
+_QUIET.addHandler(logging.NullHandler())
+
+
+class _LaunchedProvisioner(LocalProvisioner):
+    """jupyter_client's local provisioner, but the process comes from a ``Launcher``."""
+
+    launcher: Launcher | None = None
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
+        assert self.launcher is not None
+        self.process = self.launched = await self.launcher()
+        self.pid, self.pgid = self.process.pid, None  # signals go to the process itself
+        return self.connection_info
+
+    async def cleanup(self, restart: bool = False) -> None:
+        close = getattr(getattr(self, "launched", None), "close", None)
+        if close is not None:  # wait() forgets the process; its descriptors are closed here
+            close()
+        await super().cleanup(restart=restart)
 
 
 def ipykernel_argv(python: str, connection_file: Path) -> list[str]:
@@ -249,6 +280,12 @@ def _manager(command: KernelCommand, ipc: IpcDir) -> AsyncKernelManager:
         km.transport_encryption = "disabled"
     km.load_connection_file()
     km.context.setsockopt(zmq.RCVHWM, HOST_QUEUE_MESSAGES)
+    if command.launcher is not None:
+        km.log = _QUIET  # a launcher's failure is reported (and recovered from) by its sandbox
+        provisioner = _LaunchedProvisioner(kernel_id=km.kernel_id or "podium", parent=km,
+                                           kernel_spec=spec)  # fmt: skip
+        provisioner.launcher = command.launcher
+        km.provisioner = provisioner
     return km
 
 
@@ -278,7 +315,8 @@ async def _wait_ready(km: AsyncKernelManager, client: Any, timeout_s: float) -> 
     except RuntimeError as exc:  # raised when the kernel died or never answered
         alive = await km.is_alive()
         why = "did not answer" if alive else "exited during start-up"
-        raise SandboxError(f"kernel {why}: {exc}") from None
+        said = getattr(getattr(km.provisioner, "process", None), "error", None)
+        raise SandboxError(f"kernel {why}: {said or exc}") from None
 
 
 class Reaper:

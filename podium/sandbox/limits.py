@@ -55,19 +55,26 @@ class ResourceLimits:
     max_message_bytes: int = 32 * 1024**2  # one output message larger than this kills the kernel
 
 
-def apply_rlimits(limits: ResourceLimits, nproc: int | None) -> None:
-    """Set rlimits in the current process (the kernel's, between fork and exec).
+def rlimits(limits: ResourceLimits, nproc: int | None) -> list[tuple[int, int, int]]:
+    """(resource, soft, hard) for every rlimit a kernel gets.
 
     ``nproc`` is RLIMIT_NPROC, which counts every process of the real uid machine-wide, so the
     caller passes the uid's current count plus the allowance; it does nothing for uid 0.
     """
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    found = [(resource.RLIMIT_CORE, 0, 0)]
     if limits.cpu_time_s is not None:
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_time_s, limits.cpu_time_s + 5))
+        found.append((resource.RLIMIT_CPU, limits.cpu_time_s, limits.cpu_time_s + 5))
     if limits.workspace_bytes is not None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.workspace_bytes,) * 2)
+        found.append((resource.RLIMIT_FSIZE, limits.workspace_bytes, limits.workspace_bytes))
     if nproc is not None:
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        found.append((resource.RLIMIT_NPROC, nproc, nproc))
+    return found
+
+
+def apply_rlimits(limits: ResourceLimits, nproc: int | None) -> None:
+    """Set ``rlimits`` in the current process (the kernel's, between fork and exec)."""
+    for which, soft, hard in rlimits(limits, nproc):
+        resource.setrlimit(which, (soft, hard))
 
 
 def processes_of(uid: int) -> int:

@@ -51,6 +51,7 @@ class SandboxOptions:
     gpus: str | None = None  # None, "all", or device indices "0,1"
     interrupt_grace_s: float = 3.0
     user: str | int = "auto"  # who the kernels are on the host (see identity.py)
+    fork: bool = True  # pooled kernels forked from a kernel factory (see factory.py)
 
     @classmethod
     def from_config(cls, options: Mapping[str, Any]) -> SandboxOptions:
@@ -63,4 +64,5 @@ class SandboxOptions:
             gpus=options.get("gpus") or None,
             interrupt_grace_s=float(options.get("interrupt_grace_s", 3.0)),
             user=options.get("user") or "auto",
+            fork=bool(options.get("fork", True)),
         )

@@ -88,7 +88,18 @@ ENOENT = f"FileNotFoundError {errno.ENOENT}"
 
 
 def make_sandbox(kind: str, options: SandboxOptions = OPTIONS) -> KernelSandbox:
+    """``bwrap``: cold kernels; ``forked``: the same sandbox, its pool served by a kernel
+    factory (each execution gets a forked kernel); ``local``: no isolation."""
+    if kind == "forked":
+        return BwrapSandbox(dataclasses.replace(options, warm_pool=True, fork=True))
     return BwrapSandbox(options) if kind == "bwrap" else LocalSandbox(options)
+
+
+async def forked_pool(sandbox: KernelSandbox, ws: Workspace, kernels: int = 1) -> None:
+    """Start the pool (and its factory) a forked sandbox executes from; nothing otherwise."""
+    if isinstance(sandbox, BwrapSandbox) and sandbox.options.warm_pool:
+        await sandbox.warm_up(ws.root.parent / ".pool", ws.input_dir, kernels)
+        assert sandbox.forking.current is not None, sandbox.forking.problem
 
 
 def run_all(
@@ -104,6 +115,7 @@ def run_all(
     async def go() -> list[ExecResult]:
         sandbox = make_sandbox(kind, options)
         try:
+            await forked_pool(sandbox, ws)
             limits = Limits(timeout_s, max_output_bytes)
             return [await sandbox.execute(code, ws, limits) for code in codes]
         finally:
@@ -205,9 +217,15 @@ def host(tmp_path: Path) -> Host:
     return Host(ws, private / "answers.csv", secret, elsewhere)
 
 
-@pytest.fixture(params=["bwrap", "local"])
+@pytest.fixture(params=["bwrap", "forked", "local"])
 def kind(request: pytest.FixtureRequest) -> str:
     """The sandbox under attack; ``local`` is the control: the attack works without isolation."""
+    return str(request.param)
+
+
+@pytest.fixture(params=["bwrap", "forked"])
+def isolated(request: pytest.FixtureRequest) -> str:
+    """The isolating sandbox under attack: cold kernels, or kernels forked from a factory."""
     return str(request.param)
 
 
@@ -255,7 +273,7 @@ def test_tcp_to_a_server_on_the_host_loopback(
         "        return s.recv(4).decode()\n"
     )
     got = attack(kind, host.ws, setup, tcp="talk()")
-    if kind == "bwrap":  # its own network namespace: a loopback with nothing listening
+    if kind != "local":  # its own network namespace: a loopback with nothing listening
         assert got["tcp"] == f"ConnectionRefusedError {errno.ECONNREFUSED}"
         assert received == []
     else:
@@ -263,10 +281,10 @@ def test_tcp_to_a_server_on_the_host_loopback(
         assert received == [b"ping"]
 
 
-def test_no_name_resolution_and_no_route_out(host: Host) -> None:
+def test_no_name_resolution_and_no_route_out(isolated: str, host: Host) -> None:
     # No control: whether the host itself reaches the internet depends on the machine.
     got = attack(
-        "bwrap",
+        isolated,
         host.ws,
         "import socket",
         dns="socket.getaddrinfo('pypi.org', 443)",
@@ -290,7 +308,7 @@ def test_reading_host_files(kind: str, host: Host) -> None:
     }
     got = attack(kind, host.ws, **{name: f"open({p!r}).read()" for name, p in paths.items()})
     expected_answers = f"ok {host.answers.read_text()}"
-    if kind == "bwrap":
+    if kind != "local":
         # pid 1 is bwrap's init: not even its root is reachable when it runs as another uid.
         assert got.pop("proc_1_root") in (ENOENT, EACCES)
         assert got == dict.fromkeys(set(paths) - {"proc_1_root"}, ENOENT)
@@ -306,7 +324,7 @@ def test_reading_host_files(kind: str, host: Host) -> None:
         assert got["proc_1_root"] == expected_answers
 
 
-def test_the_answers_are_nowhere_in_the_sandbox(host: Host) -> None:
+def test_the_answers_are_nowhere_in_the_sandbox(isolated: str, host: Host) -> None:
     answers = str(host.answers)
     code = (
         "import os, subprocess\n"
@@ -318,14 +336,14 @@ def test_the_answers_are_nowhere_in_the_sandbox(host: Host) -> None:
         "    found += [os.path.join(top, f) for f in files if f == 'answers.csv']\n"
         "print('FOUND', found)\n"
     )
-    result = run("bwrap", host.ws, code)
+    result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.OK, result.output
     assert host.secret not in result.output
     assert "No such file or directory" in result.output
     assert "FOUND []\n" in result.output
 
 
-def test_writing_system_directories_is_refused(host: Host) -> None:
+def test_writing_system_directories_is_refused(isolated: str, host: Host) -> None:
     # No control: under ``local`` these writes would really land in the host's /etc and venv.
     name = f"podium-attack-{uuid.uuid4().hex}"
     targets = {
@@ -342,7 +360,7 @@ def test_writing_system_directories_is_refused(host: Host) -> None:
     )
     site = Path(sysconfig.get_paths()["purelib"], f"{name}.pth")
     try:
-        got = attack("bwrap", host.ws, "import os, sys, sysconfig", **attempts)
+        got = attack(isolated, host.ws, "import os, sys, sysconfig", **attempts)
     finally:
         candidates = [*targets.values(), f"{sys.prefix}/{name}", str(site)]
         leaked = [p for p in candidates if Path(p).exists()]
@@ -368,7 +386,7 @@ def test_writing_the_host_tmp(kind: str, host: Host) -> None:
             write=f"open({str(target)!r}, 'w').write('pwned')",
             read_back=f"open({str(target)!r}).read()",
         )
-        if kind == "bwrap":  # the write works, into the kernel's private /tmp
+        if kind != "local":  # the write works, into the kernel's private /tmp
             assert got == {"write": "ok 5", "read_back": "ok pwned"}
             assert not target.exists()
         else:
@@ -381,7 +399,7 @@ def test_writing_the_host_tmp(kind: str, host: Host) -> None:
 def test_writing_outside_the_workspace(kind: str, host: Host) -> None:
     target = host.elsewhere / "pwned.txt"
     got = attack(kind, host.ws, write=f"open({str(target)!r}, 'w').write('pwned')")
-    if kind == "bwrap":
+    if kind != "local":
         assert got["write"] in (ENOENT, EROFS, EACCES)
         assert not target.exists()
     else:
@@ -417,7 +435,7 @@ def test_host_secrets_stay_on_the_host(
     # The host process's environment through /proc: invisible in bwrap's pid namespace. (Its
     # /proc/PID/environ shows the environment it started with, without monkeypatch's secrets,
     # so the control shows only that it is readable.)
-    assert got["host_environ"] == (ENOENT if kind == "bwrap" else "ok True")
+    assert got["host_environ"] == (ENOENT if kind != "local" else "ok True")
 
 
 # --- processes -----------------------------------------------------------------------------
@@ -427,7 +445,7 @@ def test_signalling_a_host_process(kind: str, host: Host) -> None:
     sleeper = subprocess.Popen(["sleep", "300"])
     try:
         got = attack(kind, host.ws, "import os", kill=f"os.kill({sleeper.pid}, 9)")
-        if kind == "bwrap":  # the host's pids do not exist in its pid namespace
+        if kind != "local":  # the host's pids do not exist in its pid namespace
             assert got["kill"] == f"ProcessLookupError {errno.ESRCH}"
             time.sleep(0.2)
             assert sleeper.poll() is None
@@ -441,12 +459,12 @@ def test_signalling_a_host_process(kind: str, host: Host) -> None:
 
 
 @needs_pids_cgroup
-def test_a_fork_bomb_is_stopped_and_cleaned_up(host: Host) -> None:
+def test_a_fork_bomb_is_stopped_and_cleaned_up(isolated: str, host: Host) -> None:
     # bwrap only: under ``local`` this would take the host down.
     before = our_cgroups()
     timeout = 5.0
     code = "import os\nwhile True:\n    os.fork()\n"
-    bomb, after = run_all("bwrap", host.ws, code, "print('still here')", timeout_s=timeout)
+    bomb, after = run_all(isolated, host.ws, code, "print('still here')", timeout_s=timeout)
     assert bomb.status in (ExecStatus.ERROR, ExecStatus.DIED), bomb.output
     if bomb.status is ExecStatus.ERROR:
         assert bomb.error_name == "BlockingIOError", bomb.output
@@ -461,7 +479,7 @@ def test_a_fork_bomb_is_stopped_and_cleaned_up(host: Host) -> None:
 
 
 @needs_pids_cgroup
-def test_forking_stops_at_the_process_limit(host: Host) -> None:
+def test_forking_stops_at_the_process_limit(isolated: str, host: Host) -> None:
     code = (
         "import os, time\n"
         "children = 0\n"
@@ -474,7 +492,7 @@ def test_forking_stops_at_the_process_limit(host: Host) -> None:
         "except OSError as exc:\n"
         "    print('REFUSED', children, type(exc).__name__)\n"
     )
-    result = run("bwrap", host.ws, code)
+    result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.OK, result.output
     match = re.search(r"^REFUSED (\d+) BlockingIOError$", result.output, re.MULTILINE)
     assert match, result.output
@@ -482,14 +500,14 @@ def test_forking_stops_at_the_process_limit(host: Host) -> None:
 
 
 @needs_pids_cgroup
-def test_a_thread_bomb_is_stopped(host: Host) -> None:
+def test_a_thread_bomb_is_stopped(isolated: str, host: Host) -> None:
     # bwrap only: under ``local`` this would exhaust the host's threads.
     code = (
         "import threading, time\n"
         "while True:\n"
         "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
     )
-    bomb, after = run_all("bwrap", host.ws, code, "print('still here')")
+    bomb, after = run_all(isolated, host.ws, code, "print('still here')")
     assert bomb.status is ExecStatus.ERROR, bomb.output
     assert bomb.error_name == "RuntimeError"
     assert bomb.error_value == "can't start new thread"
@@ -500,11 +518,11 @@ def test_a_thread_bomb_is_stopped(host: Host) -> None:
 # --- resources -----------------------------------------------------------------------------
 
 
-def test_memory_past_the_limit_kills_only_that_kernel(host: Host) -> None:
+def test_memory_past_the_limit_kills_only_that_kernel(isolated: str, host: Host) -> None:
     # bwrap only: under ``local`` this would take 2 GiB of the host's memory.
     code = "import time\nhog = b'x' * (2 * 1024**3)\nprint('allocated')\ntime.sleep(30)\n"
     timeout = 10.0
-    hog, after = run_all("bwrap", host.ws, code, "print('still here')", timeout_s=timeout)
+    hog, after = run_all(isolated, host.ws, code, "print('still here')", timeout_s=timeout)
     assert hog.status is ExecStatus.DIED, hog.output
     assert hog.killed_reason is not None
     assert "memory limit" in hog.killed_reason
@@ -541,10 +559,12 @@ def test_memory_past_the_limit_kills_only_that_kernel(host: Host) -> None:
         ),
     ],
 )
-def test_filling_the_disk_is_stopped(host: Host, code: str, many_files: bool) -> None:
+def test_filling_the_disk_is_stopped(
+    isolated: str, host: Host, code: str, many_files: bool
+) -> None:
     # bwrap only: under ``local`` nothing would stop it before the host's disk is full.
     timeout = 20.0
-    result = run("bwrap", host.ws, code, timeout_s=timeout)  # the slot is discarded after
+    result = run(isolated, host.ws, code, timeout_s=timeout)  # the slot is discarded after
     assert result.failed
     assert not result.timed_out
     if result.status is ExecStatus.ERROR:  # RLIMIT_FSIZE on one file
@@ -560,10 +580,10 @@ def test_filling_the_disk_is_stopped(host: Host, code: str, many_files: bool) ->
     assert result.duration_s < 2 * DISK_WATCH_EVERY_S + SLACK_S
 
 
-def test_a_huge_print_kills_the_kernel_without_host_memory(host: Host) -> None:
+def test_a_huge_print_kills_the_kernel_without_host_memory(isolated: str, host: Host) -> None:
     reset_peak_rss()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = run("bwrap", host.ws, "print('x' * 10**8)")
+    result = run(isolated, host.ws, "print('x' * 10**8)")
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
     assert result.status is ExecStatus.DIED, result.output[:500]
     assert result.killed_reason is not None
@@ -589,11 +609,13 @@ def test_a_huge_print_kills_the_kernel_without_host_memory(host: Host) -> None:
         ),
     ],
 )
-def test_code_that_never_ends_times_out(host: Host, code: str, must_be_killed: bool) -> None:
+def test_code_that_never_ends_times_out(
+    isolated: str, host: Host, code: str, must_be_killed: bool
+) -> None:
     timeout = 2.0
     t0 = time.perf_counter()
     started = "import time\nprint('started', flush=True)\ntime.sleep(0.3)\n"
-    result = run("bwrap", host.ws, started + code, timeout_s=timeout)
+    result = run(isolated, host.ws, started + code, timeout_s=timeout)
     wall = time.perf_counter() - t0
     assert result.status is ExecStatus.TIMEOUT, result.output
     assert result.timed_out
@@ -610,17 +632,19 @@ def test_code_that_never_ends_times_out(host: Host, code: str, must_be_killed: b
 # --- crashes -------------------------------------------------------------------------------
 
 
-def test_an_exiting_kernel_is_detected_promptly(host: Host) -> None:
+def test_an_exiting_kernel_is_detected_promptly(isolated: str, host: Host) -> None:
     code = "import os\nprint('about to exit', flush=True)\nos._exit(3)\n"
-    result = run("bwrap", host.ws, code, timeout_s=60.0)
+    result = run(isolated, host.ws, code, timeout_s=60.0)
     assert result.status is ExecStatus.DIED
     assert result.killed_reason == "kernel died (exit status 3)"
     assert not result.timed_out
     assert result.duration_s < 3.0
 
 
-def test_a_segfault_does_not_affect_the_next_execution(host: Host) -> None:
-    crash, after = run_all("bwrap", host.ws, "import ctypes\nctypes.string_at(0)\n", "print(6 * 7)")
+def test_a_segfault_does_not_affect_the_next_execution(isolated: str, host: Host) -> None:
+    crash, after = run_all(
+        isolated, host.ws, "import ctypes\nctypes.string_at(0)\n", "print(6 * 7)"
+    )
     assert crash.status is ExecStatus.DIED
     assert crash.killed_reason == "kernel died (signal SIGSEGV)"
     assert "KernelDied" in crash.output
@@ -639,7 +663,7 @@ def _big_print_then_exit(pause_s: float) -> str:
     )
 
 
-def test_a_crash_is_reported_as_a_crash_not_as_the_output_limit(host: Host) -> None:
+def test_a_crash_is_reported_as_a_crash_not_as_the_output_limit(isolated: str, host: Host) -> None:
     # A dying kernel drops its iopub connection just as one whose message was refused does. A
     # race, so several tries: the pause before the exit lands the death while the host is still
     # reading the 30 MB message on machines 3x faster or slower than this one (0.04-0.16 s
@@ -653,7 +677,7 @@ def test_a_crash_is_reported_as_a_crash_not_as_the_output_limit(host: Host) -> N
     }
     tries = [(_big_print_then_exit(p), "exit status 3") for p in pauses]
     tries += [*crashes.items(), *crashes.items()]
-    results = run_all("bwrap", host.ws, *(code for code, _ in tries), timeout_s=30.0)
+    results = run_all(isolated, host.ws, *(code for code, _ in tries), timeout_s=30.0)
     assert [r.status for r in results] == [ExecStatus.DIED] * len(tries)
     assert [r.killed_reason for r in results] == [f"kernel died ({why})" for _, why in tries]
 
@@ -667,9 +691,14 @@ from podium.interfaces import Limits, Workspace
 from podium.sandbox import BwrapSandbox, LocalSandbox, ResourceLimits, SandboxOptions
 
 kind, root, public, code = sys.argv[1:]
-options = SandboxOptions(preimports=(), warm_pool=False, limits=ResourceLimits(max_processes=64))
-sandbox = BwrapSandbox(options) if kind == "bwrap" else LocalSandbox(options)
-asyncio.run(sandbox.execute(code, Workspace(Path(root), Path(public)), Limits(timeout_s=300)))
+options = SandboxOptions(preimports=(), warm_pool=kind == "forked",
+                         limits=ResourceLimits(max_processes=64))
+sandbox = BwrapSandbox(options) if kind != "local" else LocalSandbox(options)
+async def main():
+    if kind == "forked":
+        await sandbox.warm_up(Path(root).parent / ".pool", Path(public), 1)
+    await sandbox.execute(code, Workspace(Path(root), Path(public)), Limits(timeout_s=300))
+asyncio.run(main())
 """
 
 
@@ -722,7 +751,8 @@ def test_killing_the_host_process_leaves_nothing_running(
         started = _wait_for(lambda: running(["sleep", marker]) or outer.poll() is not None, 60)
         assert started and outer.poll() is None, log.read_text()
         tree = descendants(outer.pid)
-        assert any("ipykernel_launcher" in argv for argv in tree.values()), tree
+        kernel = "zygote.py" if kind == "forked" else "ipykernel_launcher"
+        assert any(any(kernel in arg for arg in argv) for argv in tree.values()), tree
         assert any(argv == ["sleep", marker] for argv in tree.values()), tree
         outer.kill()
         outer.wait()
@@ -730,7 +760,7 @@ def test_killing_the_host_process_leaves_nothing_running(
         assert _wait_for(lambda: all(process_gone(pid) for pid in kernels), 5), {
             pid: tree[pid] for pid in kernels if not process_gone(pid)
         }
-        if kind == "bwrap":  # the pid namespace dies with the kernel, setsid or not
+        if kind != "local":  # the pid namespace dies with the kernel, setsid or not
             assert _wait_for(lambda: not running(["sleep", marker]), 5)
         else:  # control: without a pid namespace the detached child outlives everything
             time.sleep(0.5)
@@ -765,7 +795,9 @@ def _host_path_of_workspace() -> str:
     )
 
 
-def test_host_sysctls_stay_untouched_and_a_core_pattern_helper_never_runs(host: Host) -> None:
+def test_host_sysctls_stay_untouched_and_a_core_pattern_helper_never_runs(
+    isolated: str, host: Host
+) -> None:
     # bwrap only: without isolation, as root, this would really reconfigure the host.
     before = {name: Path("/proc/sys", name).read_text() for name in HOST_SYSCTLS}
     ran = host.elsewhere / "the-helper-ran"
@@ -791,7 +823,7 @@ def test_host_sysctls_stay_untouched_and_a_core_pattern_helper_never_runs(host: 
                 "overcommit": "write('vm/overcommit_memory', '2')",
                 "crash": "crash()"}  # fmt: skip
     try:
-        got = attack("bwrap", host.ws, setup, **attempts)
+        got = attack(isolated, host.ws, setup, **attempts)
     finally:  # had it worked, the host must not stay broken
         for name, value in before.items():
             if Path("/proc/sys", name).read_text() != value:
@@ -838,7 +870,7 @@ def test_no_file_with_a_setuid_bit_ever_leaves_the_sandbox(kind: str, host: Host
     }
     ws = Workspace(host.ws.root, host.ws.input_dir, keep_working=True)
     got = attack(kind, ws, setup + "import stat\n", **attempts)
-    if kind == "bwrap":  # the seccomp filter refuses every way of setting the bits
+    if kind != "local":  # the seccomp filter refuses every way of setting the bits
         assert set(got.values()) == {EPERM}, got
     else:  # control: nothing refuses them (the mode of 'creat' is the umask's, not a refusal)
         assert got["chmod"] == "ok None" and got["chmod_working"] == "ok None", got
@@ -881,8 +913,10 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall(KEYCTL, 1, b"podium-test-session")  # like a session started by keyctl or PAM
 assert libc.syscall(ADD, b"user", b"podium-host-key", secret.encode(), len(secret), -3) > 0
 async def main():
-    box = (BwrapSandbox if kind == "bwrap" else LocalSandbox)(
-        SandboxOptions(preimports=(), warm_pool=False))
+    box = (BwrapSandbox if kind != "local" else LocalSandbox)(
+        SandboxOptions(preimports=(), warm_pool=kind == "forked"))
+    if kind == "forked":
+        await box.warm_up(Path(root, "pool"), Path(public), 1)
     outputs = []
     for n, code in enumerate((first, second)):
         ws = Workspace(Path(root, str(n)), Path(public))
@@ -929,7 +963,7 @@ _IPC_DIR = (
 )
 
 
-def test_filling_the_ipc_directory_counts_against_the_workspace(host: Host) -> None:
+def test_filling_the_ipc_directory_counts_against_the_workspace(isolated: str, host: Host) -> None:
     # The ipc directory is on the host's disk, outside the slot: a watchdog counting only the
     # slot let 1.5 GiB through against a 100 MiB limit.
     code = _IPC_DIR + (
@@ -938,7 +972,7 @@ def test_filling_the_ipc_directory_counts_against_the_workspace(host: Host) -> N
         "    with open(f'{ipc}/fill-{i}', 'wb') as f:\n"
         "        f.write(b'\\1' * 4 * 1024**2)\n"
     )
-    result = run("bwrap", host.ws, code, timeout_s=20.0)
+    result = run(isolated, host.ws, code, timeout_s=20.0)
     assert result.status is ExecStatus.DIED, result.output
     assert result.killed_reason == "workspace size limit (100 MiB)"
     assert result.duration_s < 2 * DISK_WATCH_EVERY_S + SLACK_S
@@ -948,7 +982,9 @@ def test_filling_the_ipc_directory_counts_against_the_workspace(host: Host) -> N
 
 
 @pytest.mark.parametrize("where", ["workspace", "ipc"])
-def test_creating_entries_past_the_file_limit_is_stopped(host: Host, where: str) -> None:
+def test_creating_entries_past_the_file_limit_is_stopped(
+    isolated: str, host: Host, where: str
+) -> None:
     # Directories and empty files take no blocks but do take inodes (and clean-up time).
     base = "ipc" if where == "ipc" else "'working'"
     code = _IPC_DIR + (
@@ -960,13 +996,13 @@ def test_creating_entries_past_the_file_limit_is_stopped(host: Host, where: str)
         "    open(f'{base}/d{i}/b', 'w').close()\n"
     )
     options = with_limits(max_files=2_000)
-    result = run_all("bwrap", host.ws, code, timeout_s=60.0, options=options)[0]
+    result = run_all(isolated, host.ws, code, timeout_s=60.0, options=options)[0]
     assert result.status is ExecStatus.DIED, result.output
     assert result.killed_reason == "file count limit (2000 files and directories)"
     assert result.duration_s < 30.0
 
 
-def test_cleaning_up_a_huge_tree_never_blocks_the_event_loop(host: Host) -> None:
+def test_cleaning_up_a_huge_tree_never_blocks_the_event_loop(isolated: str, host: Host) -> None:
     # 150k entries took 34 s to remove on the event loop; now it happens beside it. (Hard
     # links: entries to remove like any others, but quick to make on a slow disk.)
     code = (
@@ -992,7 +1028,7 @@ def test_cleaning_up_a_huge_tree_never_blocks_the_event_loop(host: Host) -> None
                 last = now
 
         ticker = asyncio.create_task(tick())
-        sandbox = make_sandbox("bwrap", with_limits(max_files=200_000))
+        sandbox = make_sandbox(isolated, with_limits(max_files=200_000))
         try:
             result = await sandbox.execute(code, host.ws, Limits(120.0))
             await sandbox.settle()  # the slot's removal included
@@ -1040,12 +1076,14 @@ MESSAGE_CAP = 16 * 1024**2
 
 
 @pytest.mark.parametrize("flood", sorted(FLOODS))
-def test_a_flood_on_any_channel_keeps_the_host_memory_bounded(host: Host, flood: str) -> None:
+def test_a_flood_on_any_channel_keeps_the_host_memory_bounded(
+    isolated: str, host: Host, flood: str
+) -> None:
     options = with_limits(max_message_bytes=MESSAGE_CAP, memory_bytes=2 * 1024**3)
     reset_peak_rss()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     code = _FLOOD_SETUP + FLOODS[flood]
-    result = run_all("bwrap", host.ws, code, timeout_s=3.0, options=options)[0]
+    result = run_all(isolated, host.ws, code, timeout_s=3.0, options=options)[0]
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
     assert "sent" in result.output, result.output  # the attack really ran
     assert grown < 100 * 1024**2, f"the host grew by {grown / 1024**2:.0f} MiB"
@@ -1059,8 +1097,8 @@ def test_a_flood_on_any_channel_keeps_the_host_memory_bounded(host: Host, flood:
 
 _KERNEL_DIR = (
     "import os, socket, time\n"
-    "args = open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
-    "kdir = os.path.dirname(args[args.index(b'-f') + 1].decode())\n"
+    "import sys\n"
+    "kdir = os.path.dirname(sys.argv[sys.argv.index('-f') + 1])\n"
     "names = sorted(n for n in os.listdir(kdir) if n.startswith('k-'))\n"
 )
 # Each socket becomes a link (to a host socket, or back to the relay's own), then the kernel
@@ -1097,7 +1135,7 @@ DEPTH_LIMIT = f"directory depth limit ({MAX_DEPTH} levels)"
 
 @pytest.mark.parametrize("target", ["host-socket", "relay-loop"])
 def test_a_kernel_socket_swapped_for_a_link_never_connects_the_host_elsewhere(
-    host: Host, tmp_path: Path, target: str
+    isolated: str, host: Host, tmp_path: Path, target: str
 ) -> None:
     # connect() follows links: the host (root) connected to any socket of the host, and a link
     # back to the relay made it open connections until it ran out of descriptors.
@@ -1107,7 +1145,7 @@ def test_a_kernel_socket_swapped_for_a_link_never_connects_the_host_elsewhere(
     listener.setblocking(False)
     link = str(tmp_path / "host.sock") if target == "host-socket" else "../host/{n}"
     fds_before = len(list(Path("/proc/self/fd").iterdir()))
-    result = run("bwrap", host.ws, _RELINK.format(target=link))
+    result = run(isolated, host.ws, _RELINK.format(target=link))
     assert "relinking" in result.output, result.output
     assert result.killed_reason and "protocol violation" in result.killed_reason, result
     with pytest.raises(BlockingIOError):
@@ -1116,7 +1154,7 @@ def test_a_kernel_socket_swapped_for_a_link_never_connects_the_host_elsewhere(
     assert len(list(Path("/proc/self/fd").iterdir())) <= fds_before + 8
 
 
-def test_a_tree_too_deep_for_python_in_the_kernel_dir_is_removed(host: Host) -> None:
+def test_a_tree_too_deep_for_python_in_the_kernel_dir_is_removed(isolated: str, host: Host) -> None:
     # shutil.rmtree gave up on it silently and every later sandbox crashed sweeping it.
     code = _KERNEL_DIR + (
         "fd = os.open(kdir, os.O_RDONLY)\n"
@@ -1125,7 +1163,7 @@ def test_a_tree_too_deep_for_python_in_the_kernel_dir_is_removed(host: Host) -> 
         "    fd = os.open('a', os.O_RDONLY, dir_fd=fd)\n"
         "print('deep', flush=True)\n"
     )
-    first, second = run_all("bwrap", host.ws, code, "print('next')")
+    first, second = run_all(isolated, host.ws, code, "print('next')")
     assert first.killed_reason in (None, DEPTH_LIMIT), first  # the watchdog may see it first
     assert second.status is ExecStatus.OK, second.output
     assert not list(Path("/tmp").glob(f"podium-{os.getpid()}-*"))  # the ipc dirs, all removed
@@ -1133,7 +1171,7 @@ def test_a_tree_too_deep_for_python_in_the_kernel_dir_is_removed(host: Host) -> 
 
 @pytest.mark.parametrize("keep_working", [True, False])
 def test_a_working_tree_too_deep_for_python_ends_the_node_and_leaves_nothing(
-    host: Host, keep_working: bool
+    isolated: str, host: Host, keep_working: bool
 ) -> None:
     code = (
         "import os\n"
@@ -1145,7 +1183,7 @@ def test_a_working_tree_too_deep_for_python_ends_the_node_and_leaves_nothing(
         "print('deep', flush=True)\n"
     )
     ws = dataclasses.replace(host.ws, keep_working=keep_working)
-    result = run("bwrap", ws, code)
+    result = run(isolated, ws, code)
     assert result.killed_reason in (None, DEPTH_LIMIT), result  # the watchdog may see it first
     assert (ws.root / "submission.csv").read_text() == "id,y\n1,0\n"
     kept = sorted(p.name for p in ws.root.iterdir())
@@ -1155,7 +1193,9 @@ def test_a_working_tree_too_deep_for_python_ends_the_node_and_leaves_nothing(
     assert our_cgroups() == set()  # thawed and gone: nothing left frozen
 
 
-def test_reserving_disk_blocks_is_refused_so_writing_them_takes_time(host: Host) -> None:
+def test_reserving_disk_blocks_is_refused_so_writing_them_takes_time(
+    isolated: str, host: Host
+) -> None:
     # fallocate() reserved 7 GiB in 0.15 s against a 200 MiB limit, between two watchdog looks.
     code = (
         "import ctypes, os\n"
@@ -1164,11 +1204,12 @@ def test_reserving_disk_blocks_is_refused_so_writing_them_takes_time(host: Host)
         "rc = libc.fallocate(fd, 0, ctypes.c_long(0), ctypes.c_long(8 * 1024**3))\n"
         "print('FALLOCATE', rc, ctypes.get_errno(), os.fstat(fd).st_blocks, flush=True)\n"
     )
-    result = run("bwrap", host.ws, code)
+    result = run(isolated, host.ws, code)
     assert f"FALLOCATE -1 {errno.EOPNOTSUPP} 0" in result.output, result.output
 
 
 def test_a_lone_surrogate_in_an_error_is_inert_and_every_record_still_serialises(
+    isolated: str,
     host: Host,
 ) -> None:
     # rich could not print it (UnicodeEncodeError) and pydantic could not write the record.
@@ -1180,7 +1221,7 @@ def test_a_lone_surrogate_in_an_error_is_inert_and_every_record_still_serialises
         " 'traceback': ['\\ud800']}, parent=k.get_parent())\n"
         "k.session.pack = pack\n"
     )
-    result = run("bwrap", host.ws, code)
+    result = run(isolated, host.ws, code)
     dumped = result.model_dump_json()
     assert "\\\\ud800" in dumped, dumped
     dumped.encode("utf-8")  # no lone surrogate left to fail an encoder
@@ -1202,7 +1243,7 @@ RACED_NODES = 200
 
 
 def test_a_submission_swapped_for_a_link_to_the_answers_never_hands_over_the_answers(
-    host: Host, tmp_path: Path
+    isolated: str, host: Host, tmp_path: Path
 ) -> None:
     # Before, the host checked the file, then moved it by name while the node's processes
     # still ran: one node in ten handed over the answers (graded 1.0, gold).
@@ -1210,7 +1251,7 @@ def test_a_submission_swapped_for_a_link_to_the_answers_never_hands_over_the_ans
     options = dataclasses.replace(OPTIONS, warm_pool=True)
 
     async def go() -> list[tuple[ExecResult, Workspace]]:
-        sandbox = make_sandbox("bwrap", options)
+        sandbox = make_sandbox(isolated, options)
         await sandbox.warm_up(tmp_path / "scratch", host.ws.input_dir, 2)
         done: list[tuple[ExecResult, Workspace]] = []
 
@@ -1312,10 +1353,10 @@ def test_escape_sequences_never_reach_run_rows_prompts_or_the_page(tmp_path: Pat
     ids=["bad-signature", "not-an-object"],
 )
 def test_a_message_the_host_cannot_read_ends_the_kernel_not_the_run(
-    host: Host, message: str
+    isolated: str, host: Host, message: str
 ) -> None:
     code = "import time\nk = get_ipython().kernel\n" + message + "\ntime.sleep(30)\n"
-    result = run("bwrap", host.ws, code, timeout_s=20.0)
+    result = run(isolated, host.ws, code, timeout_s=20.0)
     assert result.status is ExecStatus.DIED, result.output
     assert result.killed_reason is not None
     assert result.killed_reason.startswith("protocol violation: an unreadable message")
@@ -1324,7 +1365,7 @@ def test_a_message_the_host_cannot_read_ends_the_kernel_not_the_run(
 
 @pytest.mark.parametrize("launcher", ["setpriv", "interpreter"])
 def test_a_kernel_of_a_root_podium_has_no_host_root_and_no_capability(
-    host: Host, launcher: str, monkeypatch: pytest.MonkeyPatch
+    isolated: str, host: Host, launcher: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if os.getuid() != 0:
         pytest.skip("the switch of uid is what a root Podium does")
@@ -1337,7 +1378,7 @@ def test_a_kernel_of_a_root_podium_has_no_host_root_and_no_capability(
         "print('CAPS', *(status[k].strip() for k in ('CapInh', 'CapPrm', 'CapEff', 'CapAmb')))\n"
         "print('NNP', status['NoNewPrivs'].strip(), 'SECCOMP', status['Seccomp'].strip())\n"
     )
-    result = run("bwrap", host.ws, code)
+    result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.OK, result.output
     uid = BwrapSandbox(OPTIONS).user.uid
     assert uid != 0

@@ -1,0 +1,401 @@
+"""The kernel factory's own program: run *inside* the factory's sandbox by the solutions' Python.
+
+Standalone on purpose: it imports only the standard library and ipykernel, because it runs in
+``sandbox.python``, which need not have Podium installed. ``factory.py`` is its host side and
+the owner of the protocol (one JSON message per SOCK_SEQPACKET packet, descriptors alongside).
+
+Three processes of its own, then three per kernel::
+
+    supervisor   subreaper: reaps every orphan; outlives the factory, so a factory that dies
+      |          takes no running kernel with it (its pid namespace lives on)
+    factory      ipykernel and the pre-imports loaded once; forks one child per request
+      |
+    child (C)    joins the kernel's cgroup, unshares mount/pid/net/ipc/uts/cgroup namespaces,
+      |          binds only its own slot, public input and ipc directory; sends the host a
+      |          pidfd of K; exits
+    init  (K)    pid 1 of the new namespace: a fresh read-only /proc, then the unprivileged
+      |          uid, no capabilities, the seccomp filter; reaps; reports the kernel's exit
+    kernel (KK)  pid 2, as in a cold bwrap kernel: the IPython kernel on the slot's
+                 connection file
+
+Nothing the factory's address space holds is reachable from a kernel except copy-on-write
+pages of its own: every descriptor is closed, the staging mounts are detached, and the random
+generators are re-seeded.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import ctypes
+import fcntl
+import gc
+import importlib
+import json
+import os
+import resource
+import signal
+import socket
+import struct
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
+CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x08000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC = 1024, 2048, 4096, 8192, 16384
+MS_PRIVATE, MS_RELATIME = 1 << 18, 1 << 21
+MNT_DETACH = 2
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 22, 38, 36
+SECCOMP_MODE_FILTER = 2
+KEYCTL = {"x86_64": 250, "aarch64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+CAPSET_V3 = 0x20080522
+STAGING = "/tmp/.podium"  # in the factory's /tmp: every kernel's own /tmp covers it
+WORKSPACE = "/workspace"
+MAX_PACKET = 1 << 20
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    enc = [None if s is None else s.encode() for s in (source, target, fstype, data or None)]
+    _check(libc.mount(enc[0], enc[1], enc[2], flags, enc[3]), f"mount {target}")
+
+
+def umount(target: str) -> None:
+    _check(libc.umount2(target.encode(), MNT_DETACH), f"umount {target}")
+
+
+def _kept_flags(path: str) -> int:
+    """The flags a bind remount must keep (a user namespace locks them)."""
+    have = os.statvfs(path).f_flag
+    pairs = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+             (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME),
+             (os.ST_RELATIME, MS_RELATIME))  # fmt: skip
+    return sum(ms for st, ms in pairs if have & st)
+
+
+def bind(fd: int, target: str, readonly: bool) -> None:
+    """Bind the directory ``fd`` names at ``target``, nosuid and nodev as bwrap does."""
+    mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    extra = MS_RDONLY if readonly else 0
+    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | extra | _kept_flags(target)
+    mount(None, target, None, flags)
+
+
+def send(sock: socket.socket, message: dict[str, Any], fds: list[int] = ()) -> None:  # type: ignore[assignment]
+    data = json.dumps(message).encode()
+    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    sock.sendmsg([data], rights)
+
+
+def receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    fds = array.array("i")
+    data, ancdata, _, _ = sock.recvmsg(MAX_PACKET, socket.CMSG_SPACE(16 * fds.itemsize))
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    return (json.loads(data) if data else None), list(fds)
+
+
+# --- the factory -----------------------------------------------------------------------------
+
+
+def learn_kernel_imports() -> list[str]:
+    """The modules an IPython kernel imports while it starts, found by starting one in a
+    throwaway child: whatever this ipykernel version needs is then loaded before the fork."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            from ipykernel.kernelapp import IPKernelApp
+            from jupyter_client.connect import write_connection_file
+
+            where = Path(tempfile.mkdtemp(dir="/tmp"))
+            connection, _ = write_connection_file(
+                str(where / "k.json"), transport="ipc", ip=str(where / "k")
+            )
+            IPKernelApp.instance().initialize(["-f", connection, "--IPKernelApp.quiet=True"])  # type: ignore[no-untyped-call]
+            os.write(write, json.dumps(sorted(sys.modules)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 16):
+        chunks.append(chunk)
+    os.close(read)
+    os.waitpid(pid, 0)
+    return list(json.loads(b"".join(chunks) or b"[]"))
+
+
+def preload(modules: list[str]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # a module that cannot load here is imported by the kernel
+            pass
+
+
+def serve(control: socket.socket, config: dict[str, Any]) -> None:
+    """Fork one kernel's init per request, each the pid 1 of a new pid namespace."""
+    own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    signal.signal(signal.SIGCHLD, lambda *_: reap_children())
+    gc.freeze()  # what is loaded now is never traversed again: no copy-on-write by the GC
+    while True:
+        try:
+            request, fds = receive(control)
+        except OSError:
+            return
+        if request is None:
+            return  # the host closed the socket
+        reply = fds[0]
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # no reaping before pidfd
+        try:
+            _check(libc.unshare(CLONE_NEWPID), "unshare")  # for the next child only
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                os.close(own_pid_ns)
+                init(request, fds, config)
+            _check(libc.setns(own_pid_ns, CLONE_NEWPID), "setns")
+            with socket.socket(fileno=reply) as sock:
+                send(sock, {"started": True}, [os.pidfd_open(pid)])
+        except OSError as exc:
+            with contextlib.suppress(OSError), socket.socket(fileno=reply) as sock:
+                send(sock, {"error": f"{type(exc).__name__}: {exc}"})
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            for fd in fds[1:]:
+                os.close(fd)
+
+
+def reap_children() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+# --- one kernel: K (its namespace's init), then KK (the kernel) --------------------------------
+
+
+def init(request: dict[str, Any], fds: list[int], config: dict[str, Any]) -> None:
+    """K: pid 1 of the kernel's pid namespace: isolates itself, forks the kernel, reaps, and
+    reports the kernel's exit status as bwrap would. Never returns."""
+    code = 127
+    reply = socket.socket(fileno=fds[0])
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        os.setsid()  # a session of its own, which the kernel shares (bwrap --new-session)
+        isolate(request, fds[1:], config)
+        drop_privileges(config)
+        kernel = os.fork()
+        if kernel == 0:
+            reply.close()
+            run_kernel(request["connection"])
+        status = reap_until(kernel)
+        code = os.waitstatus_to_exitcode(status)
+        code = 128 - code if code < 0 else code  # killed by a signal: as bwrap reports it
+        send(reply, {"exit": code})
+    except BaseException as exc:  # said to the host; then the namespace ends
+        with contextlib.suppress(OSError):
+            send(reply, {"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        os._exit(code if 0 <= code < 256 else 1)
+
+
+def isolate(request: dict[str, Any], cgroup_procs: list[int], config: dict[str, Any]) -> None:
+    """The kernel's cgroup and rlimits, then its own namespaces and mounts."""
+    for procs in cgroup_procs:  # opened by the host: joined before anything else runs
+        os.write(procs, b"0")
+        os.close(procs)
+    for which, soft, hard in request["rlimits"]:
+        resource.setrlimit(which, (soft, hard))
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
+    _check(libc.unshare(flags), "unshare")
+    loopback_up()
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    lay_out(request, config)
+
+
+def loopback_up() -> None:
+    """The new network namespace's ``lo`` up, as bwrap brings it up: nothing else exists."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+
+
+def lay_out(request: dict[str, Any], config: dict[str, Any]) -> None:
+    """Only this kernel's slot, public data and ipc directory; fresh /tmp, /dev/shm, /proc."""
+    path = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    staging = Path(STAGING)
+    slot = os.open(staging / "slots" / request["slot"], path)
+    public = os.open(staging / "input", path)
+    ipc = os.open(request["ipc"], path)
+    staged = [os.open(staging / name, path) for name in ("slots", "input")]
+    staged.append(os.open(staging / Path(__file__).name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC))
+    staged.append(os.open(config["ipc_base"], path))
+    old_proc = os.open("/proc", path)
+    bind(slot, WORKSPACE, readonly=False)
+    bind(public, f"{WORKSPACE}/input", readonly=True)
+    for target, size in (("/tmp", config["tmp_bytes"]), ("/dev/shm", config["shm_bytes"])):
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+    Path(request["ipc"]).mkdir(mode=0o755, parents=True)
+    bind(ipc, request["ipc"], readonly=False)
+    for fd in staged:  # covered by the new /tmp already; detached, they leave mountinfo too
+        umount(f"/proc/self/fd/{fd}")
+    for fd in (slot, public, ipc, *staged):
+        os.close(fd)
+    fresh_proc(old_proc)
+
+
+def fresh_proc(old: int) -> None:
+    """A read-only /proc of the new pid namespace in place of the factory's, which is
+    detached (a new proc may only be mounted while one is visible, so: mount, detach, move)."""
+    staging = Path("/tmp/.proc")
+    staging.mkdir(0o700)
+    mount("proc", str(staging), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    umount(f"{staging}/self/fd/{old}")
+    os.close(old)
+    mount(str(staging), "/proc", None, MS_MOVE)
+    mount(None, "/proc", None, MS_REMOUNT | MS_BIND | MS_RDONLY | _kept_flags("/proc"))
+    staging.rmdir()
+    for sub in ("/proc/bus", "/proc/irq"):  # bwrap covers these read-only: so does the fork
+        if Path(sub).is_dir():
+            sub_fd = os.open(sub, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            bind(sub_fd, sub, readonly=True)
+            os.close(sub_fd)
+
+
+def drop_privileges(config: dict[str, Any]) -> None:
+    """For good: the sandbox's uid and gid, no capability in any set, no new privileges,
+    a session keyring of its own, then the seccomp filter (which denies what came before)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: ignored from inside, like bwrap's
+    if not config["switch"]:  # as bwrap does in a user namespace (as root it keeps the set)
+        for cap in range(64):
+            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+                _check(-1, "drop the bounding set")
+    uid, gid = config["uid"], config["gid"]
+    if config["switch"]:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    header = (ctypes.c_uint32 * 2)(CAPSET_V3, 0)
+    _check(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
+    number = KEYCTL.get(os.uname().machine)
+    if number is not None:
+        libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+    _check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "not dumpable")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no new privileges")
+    program = bytes.fromhex(config["seccomp"])
+    if program:
+        buffer = ctypes.create_string_buffer(program, len(program))
+
+        class Program(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        prog = Program(len(program) // 8, ctypes.addressof(buffer))
+        _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0),
+               "seccomp")  # fmt: skip
+
+
+def reap_until(kernel: int) -> int:
+    while True:
+        try:
+            pid, status = os.wait()
+        except InterruptedError:
+            continue
+        if pid == kernel:
+            return status
+
+
+def run_kernel(connection: str) -> None:
+    """KK: as a cold kernel would start, from here on. Never returns."""
+    try:
+        os.closerange(3, 1 << 16)
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as after an exec: its own /proc is its own
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(WORKSPACE)
+        reseed()
+        sys.argv = [str(ipykernel_dir().parent / "ipykernel_launcher.py"), "-f", connection]
+        del sys.path[0]  # the factory's directory; ipykernel_launcher drops its own the same way
+        sys.path_importer_cache.clear()
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance()
+    finally:
+        os._exit(1)
+
+
+def ipykernel_dir() -> Path:
+    import ipykernel
+
+    return Path(ipykernel.__file__).parent
+
+
+def reseed() -> None:
+    """Siblings forked from one process share its generators' state: fresh entropy each
+    (``random`` re-seeds itself after a fork; numpy's global generator does not)."""
+    numpy = sys.modules.get("numpy.random")
+    if numpy is not None:
+        numpy.seed()
+    tempfile._name_sequence = None  # type: ignore[attr-defined]
+
+
+# --- start-up ----------------------------------------------------------------------------------
+
+
+def supervise(factory: int) -> None:
+    """pid 2: reap everything until nothing is left (the factory and every orphaned K)."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            continue
+
+
+def main() -> None:
+    """The host's socket reaches every process bwrap starts; the factory's working channel is
+    a fresh pair whose one end only the factory holds, so the host sees it go at once."""
+    bootstrap = socket.socket(fileno=int(sys.argv[1]))
+    config, _ = receive(bootstrap)
+    assert config is not None
+    _check(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
+    factory = os.fork()
+    if factory != 0:
+        bootstrap.close()
+        supervise(factory)
+    try:
+        preload([*learn_kernel_imports(), *config["preimports"]])
+        control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        me = os.pidfd_open(os.getpid())
+        send(bootstrap, {"ready": True}, [theirs.fileno(), me])
+        theirs.close()
+        os.close(me)
+    except BaseException as exc:
+        send(bootstrap, {"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    bootstrap.close()
+    serve(control, config)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
