@@ -106,3 +106,5 @@ def _report(box: Sandbox, result: ExecResult, as_json: bool) -> None:
         out.print(f"error  {escape(result.error_name)}: {escape(result.error_value or '')}")
     if result.killed_reason:
         out.print(f"killed {escape(result.killed_reason)}")
+    if result.submission_refused:
+        out.print(f"submission refused: {escape(result.submission_refused)}")

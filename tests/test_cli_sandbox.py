@@ -50,6 +50,8 @@ def test_check_names_each_mechanism_and_picks_bwrap() -> None:
     assert any("memory" in line and "cgroup" in line for line in lines)
     for protection in PROTECTIONS:  # each configured and seen holding by the probe kernel
         assert any(line.startswith(f"ok  {protection} ") for line in lines), result.stdout
+    forked = next(line for line in lines if "forked kernels" in line)
+    assert forked.startswith("ok  ") and "loopback only" in forked, forked  # probed, too
     assert lines[-1] == "sandbox auto -> bwrap"
 
 
@@ -109,6 +111,15 @@ def test_run_reports_a_killed_kernel_and_exits_non_zero(tmp_path: Path, public: 
     assert "status died" in result.stdout
     assert "killed memory limit (256 MiB) exceeded" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_run_says_why_a_submission_was_refused(tmp_path: Path, public: Path) -> None:
+    code = "import os\nos.symlink('/etc/passwd', 'submission/submission.csv')\nprint('linked')"
+    result = sandbox_run(tmp_path, public, code)
+    assert result.returncode == 0, result.stderr  # the code ran; its submission is not kept
+    assert "status ok" in result.stdout
+    assert "submission refused:" in result.stdout and "link" in result.stdout, result.stdout
+    assert not (tmp_path / "ws" / "submission.csv").exists()
 
 
 def test_run_local_warns_that_nothing_is_isolated(tmp_path: Path, public: Path) -> None:

@@ -56,7 +56,6 @@ from podium.sandbox.bwrap_command import (
 )
 from podium.sandbox.factory import (
     FACTORY_CAPS,
-    STAGING,
     ZYGOTE,
     FactorySpec,
     ForkedProcess,
@@ -85,6 +84,7 @@ from podium.sandbox.options import SandboxOptions
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
 from podium.sandbox.trees import MAX_DEPTH, disk_usage
 from podium.sandbox.workspace import Slot
+from podium.sandbox.zygote import STAGING
 
 DISK_WATCH_EVERY_S = 0.5  # at least; a walk that takes long is repeated less often
 KEYCTL = {"x86_64": 250, "aarch64": 219}  # syscall numbers of keyctl(2)

@@ -8,17 +8,17 @@ a fresh /proc, /tmp and /dev/shm, and drops to the unprivileged uid, no capabili
 seccomp filter before the kernel starts. A forked kernel then looks to the solution as a cold
 one does, but for its speed.
 
-This module owns the protocol with ``zygote.py``: one JSON message per packet of a
-SOCK_SEQPACKET socket pair, descriptors alongside (SCM_RIGHTS). The factory needs the seccomp
-filter (it stands in for bwrap's ``--disable-userns``) and the ipc root under /tmp; where
-either is missing, or the factory fails, kernels are started cold, and the reason is said.
+The protocol with ``zygote.py`` (one JSON message per packet of a SOCK_SEQPACKET socket pair,
+descriptors alongside) is ``zygote.send`` and ``zygote.receive``, used on both sides. The
+factory needs the seccomp filter (it stands in for bwrap's ``--disable-userns``) and the ipc
+root under /tmp; where either is missing, or the factory fails, kernels start cold, and the
+reason is said.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import select
 import signal
@@ -31,10 +31,10 @@ from typing import Any
 
 from podium.errors import SandboxError
 from podium.sandbox.ipc import new_ipc_base
+from podium.sandbox.zygote import receive, send
 from podium.untrusted import remove_tree
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-STAGING = "/tmp/.podium"  # zygote.STAGING: where the factory sees slots, input and itself
 READY_TIMEOUT_S = 180.0  # loading the pre-imports from a cold disk
 SPAWN_TIMEOUT_S = 60.0
 FACTORY_CAPS = ("CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
@@ -46,18 +46,6 @@ class ForkFailed(SandboxError):
 
 class FactoryGone(ForkFailed):
     """The factory cannot fork kernels any more (it died, or never started)."""
-
-
-def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
-    fds: list[int] = []
-    data, ancdata, _, _ = sock.recvmsg(1 << 16, socket.CMSG_SPACE(8 * 4))
-    for level, kind, payload in ancdata:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(payload) - len(payload) % 4
-            fds += [int.from_bytes(payload[i : i + 4], "little", signed=True)
-                    for i in range(0, usable, 4)]  # fmt: skip
-    message = json.loads(data) if data else None
-    return (message if isinstance(message, dict) else None), fds
 
 
 async def _receive_async(
@@ -78,13 +66,7 @@ async def _receive_async(
             await asyncio.wait({ready}, timeout=0.05 if process is not None else timeout_s)
     finally:
         loop.remove_reader(sock.fileno())
-    return _receive(sock)
-
-
-def _send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
-    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, b"".join(
-        fd.to_bytes(4, "little", signed=True) for fd in fds))] if fds else []  # fmt: skip
-    sock.sendmsg([json.dumps(message).encode()], rights)
+    return receive(sock)
 
 
 class ForkedProcess:
@@ -118,7 +100,7 @@ class ForkedProcess:
     def _reported(self) -> int:
         with contextlib.suppress(OSError, ValueError):
             self._reply.setblocking(False)
-            message, fds = _receive(self._reply)
+            message, fds = receive(self._reply)
             for fd in fds:
                 os.close(fd)
             if message and isinstance(message.get("exit"), int):
@@ -198,7 +180,7 @@ class KernelFactory:
         finally:
             child.close()
         try:
-            _send(host, config)
+            send(host, config)
             message, fds = await _receive_async(host, READY_TIMEOUT_S, process)
         except BaseException as exc:
             _stop(process)
@@ -232,7 +214,7 @@ class KernelFactory:
         request = {"slot": slot.name, "ipc": str(ipc_kernel), "connection": str(connection),
                    "rlimits": rlimits}  # fmt: skip
         try:
-            _send(self._control, request, [child.fileno(), *procs])
+            send(self._control, request, [child.fileno(), *procs])
         except OSError as exc:
             host.close()
             self.gone = f"the kernel factory is gone ({exc.strerror or exc})"

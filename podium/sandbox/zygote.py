@@ -1,26 +1,26 @@
 """The kernel factory's own program: run *inside* the factory's sandbox by the solutions' Python.
 
-Standalone on purpose: it imports only the standard library and ipykernel, because it runs in
-``sandbox.python``, which need not have Podium installed. ``factory.py`` is its host side and
-the owner of the protocol (one JSON message per SOCK_SEQPACKET packet, descriptors alongside).
+Standalone on purpose: it imports only the standard library (ipykernel once it runs), because
+it runs in ``sandbox.python``, which need not have Podium installed. ``factory.py`` is its host
+side; ``send`` and ``receive`` are the protocol of both (one JSON message per SOCK_SEQPACKET
+packet, descriptors alongside), imported there.
 
-Three processes of its own, then three per kernel::
+Two processes of its own, then two per kernel::
 
     supervisor   subreaper: reaps every orphan; outlives the factory, so a factory that dies
       |          takes no running kernel with it (its pid namespace lives on)
-    factory      ipykernel and the pre-imports loaded once; forks one child per request
-      |
-    child (C)    joins the kernel's cgroup, unshares mount/pid/net/ipc/uts/cgroup namespaces,
-      |          binds only its own slot, public input and ipc directory; sends the host a
-      |          pidfd of K; exits
-    init  (K)    pid 1 of the new namespace: a fresh read-only /proc, then the unprivileged
-      |          uid, no capabilities, the seccomp filter; reaps; reports the kernel's exit
+    factory      ipykernel and the pre-imports loaded once; per request, forks K as the pid 1
+      |          of a new pid namespace (unshare, fork, setns back) and sends Podium its pidfd
+    init  (K)    joins the kernel's cgroup and rlimits, unshares mount/net/ipc/uts/cgroup
+      |          namespaces, binds only its own slot, public data and ipc directory, mounts a
+      |          fresh /tmp, /dev/shm and read-only /proc, drops to the unprivileged uid (no
+      |          capability, the seccomp filter); forks KK; reaps; reports KK's exit status
     kernel (KK)  pid 2, as in a cold bwrap kernel: the IPython kernel on the slot's
                  connection file
 
 Nothing the factory's address space holds is reachable from a kernel except copy-on-write
-pages of its own: every descriptor is closed, the staging mounts are detached, and the random
-generators are re-seeded.
+pages of its own: every descriptor is closed, the staging mounts are detached, and numpy's
+global generator is re-seeded.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC = 1024, 2048, 4096, 8192, 16
 MS_PRIVATE, MS_RELATIME = 1 << 18, 1 << 21
 MNT_DETACH = 2
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_DUMPABLE, PR_CAPBSET_DROP = 4, 24
 PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 22, 38, 36
 SECCOMP_MODE_FILTER = 2
 KEYCTL = {"x86_64": 250, "aarch64": 219}
@@ -95,7 +95,7 @@ def bind(fd: int, target: str, readonly: bool) -> None:
     mount(None, target, None, flags)
 
 
-def send(sock: socket.socket, message: dict[str, Any], fds: list[int] = ()) -> None:  # type: ignore[assignment]
+def send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
     data = json.dumps(message).encode()
     rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
     sock.sendmsg([data], rights)
@@ -360,7 +360,7 @@ def reseed() -> None:
 # --- start-up ----------------------------------------------------------------------------------
 
 
-def supervise(factory: int) -> None:
+def supervise() -> None:
     """pid 2: reap everything until nothing is left (the factory and every orphaned K)."""
     while True:
         try:
@@ -381,7 +381,7 @@ def main() -> None:
     factory = os.fork()
     if factory != 0:
         bootstrap.close()
-        supervise(factory)
+        supervise()
     try:
         preload([*learn_kernel_imports(), *config["preimports"]])
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from podium.sandbox.bwrap_command import BwrapFds, BwrapLayout, bwrap_argv, gpu_devices
+from podium.sandbox.bwrap_command import (
+    BwrapFds,
+    BwrapLayout,
+    FactoryLayout,
+    bwrap_argv,
+    factory_argv,
+    gpu_devices,
+)
 from podium.sandbox.identity import SandboxUser
 
 ROOT = SandboxUser(65533, 65533, "podium-sandbox", switch=True)  # Podium is root
@@ -129,3 +136,29 @@ def test_passwd_group_seccomp_and_info_come_from_the_descriptors_given(tmp_path:
     assert argv[argv.index("--seccomp") + 1] == "9"
     assert argv[argv.index("--info-fd") + 1] == "10"
     assert "/etc/passwd" not in [a for a, _ in pairs(argv, "--ro-bind-try")]  # the host's
+
+
+def test_a_factory_sees_every_slot_under_staging_keeps_its_caps_and_binds_no_workspace(
+    tmp_path: Path,
+) -> None:
+    kernel = layout(tmp_path, workspace=tmp_path / "scratch", ipc_dir=Path("/tmp/podium-1-x"),
+                    fds=BwrapFds(passwd=7, group=8))  # fmt: skip
+    factory = FactoryLayout(kernel, Path("/pkg/zygote.py"), "/tmp/.podium", ("CAP_SYS_ADMIN",))
+    argv = factory_argv("bwrap", factory, ["python", "/tmp/.podium/zygote.py"])
+    assert pairs(argv, "--bind") == [
+        (str(tmp_path / "scratch"), "/tmp/.podium/slots"),
+        ("/tmp/podium-1-x", "/tmp/podium-1-x"),
+    ]
+    assert (str(tmp_path / "public"), "/tmp/.podium/input") in pairs(argv, "--ro-bind")
+    assert ("/pkg/zygote.py", "/tmp/.podium/zygote.py") in pairs(argv, "--ro-bind")
+    assert argv.index("/tmp", argv.index("--tmpfs")) < argv.index("/tmp/.podium/slots")
+    at = argv.index("/workspace")
+    assert argv[at - 1 : at + 1] == ["--dir", "/workspace"]  # an empty mount point
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert argv[argv.index("--cap-add") + 1] == "CAP_SYS_ADMIN"
+    assert "--seccomp" not in argv  # the factory loads it into each kernel it forks
+    assert "--unshare-user" not in argv  # as root: the kernels' uid is switched to, not mapped
+    as_user = factory_argv("bwrap", FactoryLayout(
+        layout(tmp_path, user=USER, fds=BwrapFds(passwd=7, group=8)), Path("/z.py"), "/s", ()),
+        ["k"])  # fmt: skip
+    assert "--unshare-user" in as_user and "--disable-userns" not in as_user
