@@ -148,7 +148,6 @@ class BwrapGuard(Guard):
         forked: bool = False,
     ) -> None:
         self.limits, self.group, self.slot, self.ipc = limits, group, slot, ipc
-        self.forked = forked
         self.kernel: LiveKernel | None = None
         self.peak_rss = 0
         self._next_disk = 0.0
