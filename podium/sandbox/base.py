@@ -108,8 +108,12 @@ class KernelSandbox(Sandbox):
         return IpcDir.create()
 
     async def pool_starting(self, scratch: Path, input_dir: Path) -> None:
-        """The warm pool for ``scratch`` and ``input_dir`` is about to fill (a sandbox may get
-        something ready that serves it, a kernel factory say)."""
+        """The warm pool for ``scratch`` and ``input_dir`` is about to fill (a sandbox may
+        start something that serves it, a kernel factory say; it must not wait for it)."""
+
+    async def before_launch(self) -> None:
+        """Called before each kernel is launched (a sandbox may wait here for what launches
+        it, a kernel factory that is starting, say)."""
 
     def retry_cold(self, error: SandboxError, command: KernelCommand) -> bool:
         """Whether a kernel that failed to start with ``error`` should be launched again (the
@@ -196,6 +200,7 @@ class KernelSandbox(Sandbox):
     async def _start(self, slot: Slot, retry: bool = True) -> Prepared:
         """Launch and start a kernel in ``slot`` (once more if ``retry_cold`` says so: nothing
         of a solution's has run in the slot yet); on failure all but the slot is gone."""
+        await self.before_launch()
         ipc = self.ipc_for(slot)
         try:
             command, guard = self.launch(slot, ipc)

@@ -443,7 +443,10 @@ class BwrapSandbox(KernelSandbox):
         return None
 
     async def pool_starting(self, scratch: Path, input_dir: Path) -> None:
-        await self.forking.serve(scratch, input_dir)
+        self.forking.serve(scratch, input_dir)
+
+    async def before_launch(self) -> None:
+        await self.forking.settled()
 
     async def _start_factory(self, spec: FactorySpec) -> KernelFactory:
         limits, user = self.options.limits, self.user

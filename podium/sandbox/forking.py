@@ -32,14 +32,22 @@ class Forking:
         self.current: KernelFactory | None = None
         self._retired: list[KernelFactory] = []
         self._starts = 0
-        self._replacing: asyncio.Task[None] | None = None
+        self._starting: asyncio.Future[None] | None = None
+        self._replacing: asyncio.Future[None] | None = None
 
-    async def serve(self, scratch: Path, input_dir: Path) -> None:
-        """Have a factory ready for this pool's slots (the old one, for another pool, goes)."""
+    def serve(self, scratch: Path, input_dir: Path) -> None:
+        """Start a factory for this pool's slots (the old one, for another pool, goes); kernels
+        launched meanwhile wait for it (``settled``), the caller need not."""
         if self.problem is not None:
             return
         self._retire()
-        await self._launch(new_spec(scratch, input_dir))
+        self._starting = asyncio.ensure_future(self._launch(new_spec(scratch, input_dir)))
+
+    async def settled(self) -> None:
+        """Until no factory is starting (it is serving, or failed and is not)."""
+        for task in (self._starting, self._replacing):
+            if task is not None and not task.done():
+                await asyncio.shield(task)
 
     def serving(self, slot_parent: Path, input_dir: Path) -> KernelFactory | None:
         """The factory that can fork a kernel for a slot in ``slot_parent``, if one can."""
@@ -74,6 +82,9 @@ class Forking:
             remove_tree(spec.ipc_base)
             self.problem = str(exc)
             log.warning("kernel factory: %s; kernels start cold", exc)
+        except BaseException:
+            remove_tree(spec.ipc_base)
+            raise
 
     def _retire(self) -> None:
         if self.current is not None:
@@ -81,10 +92,11 @@ class Forking:
             self.current = None
 
     async def aclose(self) -> None:
-        if self._replacing is not None:
-            self._replacing.cancel()
-            with contextlib.suppress(BaseException):
-                await self._replacing
+        for task in (self._starting, self._replacing):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
         self._retire()
         retired, self._retired = self._retired, []
         for factory in retired:

@@ -99,6 +99,7 @@ async def forked_pool(sandbox: KernelSandbox, ws: Workspace, kernels: int = 1) -
     """Start the pool (and its factory) a forked sandbox executes from; nothing otherwise."""
     if isinstance(sandbox, BwrapSandbox) and sandbox.options.warm_pool:
         await sandbox.warm_up(ws.root.parent / ".pool", ws.input_dir, kernels)
+        await sandbox.forking.settled()
         assert sandbox.forking.current is not None, sandbox.forking.problem
 
 
