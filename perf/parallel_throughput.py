@@ -26,8 +26,8 @@ still starting, to the last node's finish):
   the delay the server slept (HTTP client, event loop);
 * CPU, in cores (CPU seconds / span): the whole machine (``/proc/stat``), Podium's process
   (``RUSAGE_SELF``), its event-loop thread alone (``time.thread_time`` in the loop), the
-  kernels (everything Podium started: a cpuacct cgroup of the script's own, see ``TreeCpu``,
-  minus Podium's process), the fake server, and other load on the machine;
+  kernels (everything Podium started: a cpuacct cgroup of the script's own, see
+  ``machine.CpuCgroup``, minus Podium's process), the fake server, and other load;
 * kernel starts (wall time of each, pool refills included);
 * event-loop lag (how late a 20 ms timer fires: p50 / p99 / max) and the time per node the loop
   spends blocked in synchronous calls: journal transactions, run-directory file work, launching
@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
+from machine import CpuCgroup, machine  # noqa: E402  (perf/machine.py: this script's directory)
 
 if TYPE_CHECKING:
     from podium.interfaces import RunInfo
@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 MODEL = "openai/gpt-4.1"
 TICK = os.sysconf("SC_CLK_TCK")
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 LAG_EVERY_S = 0.02
 WORKER_TIME = {"in_nodes": "in nodes", "between_nodes": "between", "start_end": "start+end"}
 NOISY_CORES = 0.1  # other load above this during a run is reported
@@ -209,49 +208,6 @@ def self_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-class TreeCpu:
-    """CPU of this process and of everything it starts, dead or alive, from a cpuacct cgroup
-    of its own (cgroup v1, root). Kernels under bwrap die in a pid namespace whose init is
-    killed, so no ``RUSAGE_CHILDREN`` ever sees their CPU; a cgroup counts it. Podium moves a
-    kernel into memory and pids cgroups only, so it stays in this one. Where no such cgroup can
-    be made, ``cpu_s`` is None and the kernels' share is not separated from other load."""
-
-    def __init__(self) -> None:
-        self.group: Path | None = None
-        self.home: Path | None = None
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            if "cpuacct" in controllers.split(","):
-                home = CPUACCT / path.lstrip("/")
-                group = home / f"podium-perf-{os.getpid()}"
-                try:
-                    group.mkdir()
-                except OSError:
-                    return
-                try:
-                    (group / "cgroup.procs").write_text(str(os.getpid()))
-                except OSError:
-                    group.rmdir()
-                    return
-                self.group, self.home = group, home
-
-    def cpu_s(self) -> float | None:
-        if self.group is None:
-            return None
-        return int((self.group / "cpuacct.usage").read_text()) / 1e9
-
-    def close(self) -> None:
-        if self.group is None or self.home is None:
-            return
-        (self.home / "cgroup.procs").write_text(str(os.getpid()))
-        for _ in range(50):  # a kernel being reaped may still be in it for a moment
-            try:
-                self.group.rmdir()
-                return
-            except OSError:
-                time.sleep(0.1)
-
-
 @dataclass
 class CpuMark:
     wall: float
@@ -263,7 +219,7 @@ class CpuMark:
     tree: float | None
 
     @classmethod
-    def now(cls, fake: FakeModel, tree: TreeCpu) -> CpuMark:
+    def now(cls, fake: FakeModel, tree: CpuCgroup) -> CpuMark:
         return cls(time.perf_counter(), time.time(), machine_busy_s(), self_cpu_s(),
                    time.thread_time(), fake.cpu_s(), tree.cpu_s())  # fmt: skip
 
@@ -412,7 +368,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def measure(
     fake: FakeModel,
-    tree: TreeCpu,
+    tree: CpuCgroup,
     base: Path,
     data_dir: Path,
     workers: int,
@@ -625,7 +581,8 @@ def main() -> None:
     info = machine()
     background = background_cores()
     fake = FakeModel()
-    tree = TreeCpu()  # after the fake server started: it stays out of the cgroup
+    tree = CpuCgroup("parallel")
+    tree.join()  # after the fake server started: it stays out of the cgroup
     os.environ["OPENAI_API_KEY"] = fake.api_key
     rows = []
     try:

@@ -36,11 +36,13 @@ before Podium sends it SIGKILL (``LiveKernel.kill`` is wrapped here), and the sa
 configurations count ``RUSAGE_SELF`` + those trees. For (b') both methods apply; the JSON
 carries both, as a check of the /proc one. Resolution: 1/CLK_TCK (10 ms) per process.
 
-A forked kernel (d) is a child of the factory, which reaps it: its whole CPU, its exit
-included, lands in the factory's ``cutime + cstime``, and the forks themselves in the factory's
-own time. So (d) counts ``RUSAGE_SELF`` + the factory's four fields, read once the pool is
-ready (after its start-up) and again after the last node (the spare kernel left in the pool is
-not counted; the first node's kernel, forked before, is).
+A forked kernel (d) is counted by a cpuacct cgroup the script joins before it starts the
+factory (cgroup v1, root: Podium puts a kernel in memory and pids cgroups only): everything
+the factory and its kernels spend, forks and exits included, read once the pool is ready
+(after the factory's start-up, reported apart) and again after the last node's clean-up, minus
+this process's own ``RUSAGE_SELF``, which is added back as for (c). The spare kernel left in
+the pool at the end is counted as far as it got (its fork and start-up ran during the
+series); the first node's kernel, forked before, is not.
 
 Memory per extra kernel (``--memory``): the private pages (``Private_Clean + Private_Dirty``
 of ``/proc/<pid>/smaps_rollup``, every process of the kernel) of each of 4 idle pooled kernels,
@@ -78,7 +80,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
+from machine import CpuCgroup, machine  # noqa: E402  (perf/machine.py: this script's directory)
 
 from podium.interfaces import Limits, Workspace  # noqa: E402
 from podium.sandbox import BwrapSandbox, KernelSandbox, LocalSandbox, SandboxOptions  # noqa: E402
@@ -287,12 +289,6 @@ def make_sandbox(config: str, preimports: tuple[str, ...] = DEFAULT_PREIMPORTS) 
     return BwrapSandbox(SandboxOptions(limits=limits, preimports=preimports, fork=fork))
 
 
-def process_cpu_s(pid: int) -> float:
-    """utime + stime + cutime + cstime of one process (its reaped children included)."""
-    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(v) for v in rest[11:15]) / CLK_TCK
-
-
 async def run_nodes(
     series: Series, sb: KernelSandbox, name: str, repeats: int, nodes: Path, inputs: Path
 ) -> None:
@@ -310,23 +306,28 @@ async def measure_forked(
 ) -> None:
     """(d): the factory's start measured apart, then the nodes (see the module's doc)."""
     inputs, nodes = base / "input", base / "nodes" / f"d-{name}"
+    group = CpuCgroup(f"d-{name}")
+    group.join()  # the factory and every kernel it forks start in it
     sb = make_sandbox("d", preimports)
     assert isinstance(sb, BwrapSandbox)
-    t0 = time.perf_counter()
+    t0, own_start = time.perf_counter(), _rusage()[0]
     await sb.warm_up(base / "scratch", inputs, kernels=1)
     await sb.settle()
-    factory = sb.forking.current
-    if factory is None or not factory.pid:
+    if sb.forking.current is None:
         raise RuntimeError(f"no kernel factory: {sb.forking.problem}")
-    series.factory_start_s = (time.perf_counter() - t0, process_cpu_s(factory.pid))
-    own0, busy0, f0 = _rusage()[0], machine_busy_s(), process_cpu_s(factory.pid)
+    all0, own0, busy0 = group.cpu_s(), _rusage()[0], machine_busy_s()
+    if all0 is None:
+        raise RuntimeError("(d) needs a cpuacct cgroup (cgroup v1, root) to count its kernels")
+    series.factory_start_s = (time.perf_counter() - t0, all0 - (own0 - own_start))
     t1 = time.perf_counter()
     await run_nodes(series, sb, name, repeats, nodes, inputs)
+    all1 = group.cpu_s() or 0.0
     series.cpu_self_s = _rusage()[0] - own0
-    series.cpu_kernel_trees_s = process_cpu_s(factory.pid) - f0
+    series.cpu_kernel_trees_s = all1 - all0 - series.cpu_self_s
     series.series_wall_s = time.perf_counter() - t1
     series.other_processes_cpu_s = max(0.0, machine_busy_s() - busy0 - series.cpu_total_s)
     await sb.aclose()
+    group.close()
 
 
 async def measure_series(
