@@ -278,8 +278,7 @@ def probed(probes: Probes) -> Iterator[None]:
 
     targets: list[tuple[object, str, tuple[str, ...]]] = [
         (Journal, "journal", ("begin", "update", "record_call")),
-        (RunDir, "run dir", ("reset_node", "write_text", "collect_submission", "tidy_node",
-                             "publish_best", "write_json")),
+        (RunDir, "run dir", ("reset_node", "write_text", "publish_best", "write_json")),
         (local_provisioner, "kernel launch", ("launch_kernel",)),
         (zmq.Context, "zmq term", ("term",)),
     ]  # fmt: skip
