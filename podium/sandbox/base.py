@@ -103,8 +103,9 @@ class KernelSandbox(Sandbox):
         """How to start a kernel working in ``slot`` that reads ``ipc``'s kernel connection
         file (and what watches it)."""
 
-    def ipc_for(self, slot: Slot) -> IpcDir:
-        """The ipc directory pair for a kernel about to be launched in ``slot``."""
+    def ipc_for(self, slot: Slot, cold: bool = False) -> IpcDir:
+        """The ipc directory pair for a kernel about to be launched in ``slot`` (``cold``:
+        started the plain way, whatever else the sandbox can do)."""
         return IpcDir.create()
 
     async def pool_starting(self, scratch: Path, input_dir: Path) -> None:
@@ -197,11 +198,12 @@ class KernelSandbox(Sandbox):
                 raise
         return prepared
 
-    async def _start(self, slot: Slot, retry: bool = True) -> Prepared:
+    async def _start(self, slot: Slot, cold: bool = False) -> Prepared:
         """Launch and start a kernel in ``slot`` (once more if ``retry_cold`` says so: nothing
         of a solution's has run in the slot yet); on failure all but the slot is gone."""
-        await self.before_launch()
-        ipc = self.ipc_for(slot)
+        if not cold:
+            await self.before_launch()
+        ipc = self.ipc_for(slot, cold)
         try:
             command, guard = self.launch(slot, ipc)
         except BaseException:
@@ -212,8 +214,8 @@ class KernelSandbox(Sandbox):
         except BaseException as exc:
             guard.release()
             ipc.remove()
-            if retry and isinstance(exc, SandboxError) and self.retry_cold(exc, command):
-                return await self._start(slot, retry=False)
+            if not cold and isinstance(exc, SandboxError) and self.retry_cold(exc, command):
+                return await self._start(slot, cold=True)
             raise
         guard.started(kernel)
         return Prepared(kernel, slot, guard)

@@ -438,6 +438,9 @@ class BwrapSandbox(KernelSandbox):
             return f"they need the seccomp filter ({self.seccomp_problem})"
         if self.user.uid == 0:
             return "kernels would run as root here"
+        if not self.user.switch:  # tried: the factory could not re-enter its pid namespace,
+            # detach bwrap's (locked) mounts, nor mount a new /proc (locked overmounts of it)
+            return "they need Podium to run as root (in a user namespace no new /proc mounts)"
         if ipc_root() != Path("/tmp"):
             return "they need a writable /tmp"
         return None
@@ -466,7 +469,7 @@ class BwrapSandbox(KernelSandbox):
         argv = factory_argv(self.bwrap, layout, [self.python, f"{STAGING}/{ZYGOTE.name}"])
         config = factory_config(
             self.preimports, filter_bpf(), user.uid, user.gid, user.switch,
-            limits.tmp_bytes, limits.shm_bytes, spec.ipc_base,
+            limits.tmp_bytes, limits.shm_bytes, spec.ipc_base, paths,
         )  # fmt: skip
         try:
             return await KernelFactory.start(spec, argv, fds.all, _factory_preexec, config)
@@ -474,8 +477,8 @@ class BwrapSandbox(KernelSandbox):
             for fd in fds.all:
                 os.close(fd)
 
-    def ipc_for(self, slot: Slot) -> IpcDir:
-        factory = self.forking.serving(slot.root.parent, slot.input_dir)
+    def ipc_for(self, slot: Slot, cold: bool = False) -> IpcDir:
+        factory = None if cold else self.forking.serving(slot.root.parent, slot.input_dir)
         return IpcDir.create(factory.spec.ipc_base if factory else None)
 
     def retry_cold(self, error: SandboxError, command: KernelCommand) -> bool:

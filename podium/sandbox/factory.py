@@ -258,13 +258,13 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def factory_config(
     preimports: tuple[str, ...], seccomp: bytes, uid: int, gid: int, switch: bool,
-    tmp_bytes: int, shm_bytes: int, ipc_base: Path,
+    tmp_bytes: int, shm_bytes: int, ipc_base: Path, python_paths: tuple[Path, ...],
 ) -> dict[str, Any]:  # fmt: skip
     """The first message ``zygote.py`` reads."""
     return {
         "preimports": list(preimports), "seccomp": seccomp.hex(), "uid": uid, "gid": gid,
         "switch": switch, "tmp_bytes": tmp_bytes, "shm_bytes": shm_bytes,
-        "ipc_base": str(ipc_base),
+        "ipc_base": str(ipc_base), "python_paths": sorted(map(str, python_paths)),
     }  # fmt: skip
 
 

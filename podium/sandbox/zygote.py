@@ -49,7 +49,7 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC = 1024, 2048, 4096, 8192, 16
 MS_PRIVATE, MS_RELATIME = 1 << 18, 1 << 21
 MNT_DETACH = 2
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-PR_SET_DUMPABLE, PR_CAPBSET_DROP = 4, 24
+PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 22, 38, 36
 SECCOMP_MODE_FILTER = 2
 KEYCTL = {"x86_64": 250, "aarch64": 219}
@@ -250,10 +250,17 @@ def lay_out(request: dict[str, Any], config: dict[str, Any]) -> None:
     staged.append(os.open(staging / Path(__file__).name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC))
     staged.append(os.open(config["ipc_base"], path))
     old_proc = os.open("/proc", path)
+    # The solutions' environment may live in /tmp (a checkout there): bound again over the
+    # kernel's own /tmp, read-only, as bwrap binds it over a cold kernel's.
+    beneath = [(p, os.open(p, path)) for p in config["python_paths"] if _in_tmpfs(p)]
     bind(slot, WORKSPACE, readonly=False)
     bind(public, f"{WORKSPACE}/input", readonly=True)
     for target, size in (("/tmp", config["tmp_bytes"]), ("/dev/shm", config["shm_bytes"])):
         mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+    for where, fd in beneath:
+        Path(where).mkdir(mode=0o755, parents=True, exist_ok=True)
+        bind(fd, where, readonly=True)
+        os.close(fd)
     Path(request["ipc"]).mkdir(mode=0o755, parents=True)
     bind(ipc, request["ipc"], readonly=False)
     for fd in staged:  # covered by the new /tmp already; detached, they leave mountinfo too
@@ -261,6 +268,10 @@ def lay_out(request: dict[str, Any], config: dict[str, Any]) -> None:
     for fd in (slot, public, ipc, *staged):
         os.close(fd)
     fresh_proc(old_proc)
+
+
+def _in_tmpfs(where: str) -> bool:
+    return any(where == top or where.startswith(top + "/") for top in ("/tmp", "/dev/shm"))
 
 
 def fresh_proc(old: int) -> None:
@@ -285,10 +296,6 @@ def drop_privileges(config: dict[str, Any]) -> None:
     """For good: the sandbox's uid and gid, no capability in any set, no new privileges,
     a session keyring of its own, then the seccomp filter (which denies what came before)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: ignored from inside, like bwrap's
-    if not config["switch"]:  # as bwrap does in a user namespace (as root it keeps the set)
-        for cap in range(64):
-            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
-                _check(-1, "drop the bounding set")
     uid, gid = config["uid"], config["gid"]
     if config["switch"]:
         os.setgroups([])
