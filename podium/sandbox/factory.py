@@ -270,10 +270,3 @@ def factory_config(
 
 def new_spec(scratch: Path, input_dir: Path) -> FactorySpec:
     return FactorySpec(scratch.resolve(), input_dir.resolve(), new_ipc_base())
-
-
-async def wait_gone(factory: KernelFactory, within_s: float = 10.0) -> None:
-    """For tests and clean-up: until the factory's bwrap has exited."""
-    deadline = time.monotonic() + within_s
-    while factory.process.poll() is None and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
