@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,8 +165,8 @@ def grade(
     report = loaded.grade(submission.resolve())  # your own file: links in its path followed
     if report is None:
         raise UserError(f"task {loaded.id} cannot be graded (no private answers or leaderboard)")
-    if as_json:
-        out.print_json(report.model_dump_json())
+    if as_json:  # as grade.json holds it: a NaN score stays NaN (as in MLE-bench's reports)
+        out.print_json(data=report.model_dump(mode="json"))
     else:
         print_grade(report)
 
@@ -272,7 +273,12 @@ def print_columns(rows: Sequence[Sequence[str]]) -> None:
 
 
 def print_grade(report: GradeReport) -> None:
-    if report.valid_submission and report.score is not None:
+    if report.valid_submission and report.score is not None and math.isnan(report.score):
+        out.print(
+            "score: nan on the private answers (the grader returned NaN; MLE-bench counts the "
+            "submission as valid): no medal"
+        )
+    elif report.valid_submission and report.score is not None:
         verdict = f"{report.medal} medal" if report.medal else "no medal"
         if not report.medal:
             verdict += ", above the median" if report.above_median else ", below the median"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.support import TOY_SESSION, TOY_TASK, podium_cli
+from tests.support import MLEBENCH_FIXTURE, TOY_SESSION, TOY_TASK, files_under, podium_cli
 
 pytestmark = pytest.mark.slow  # each case starts a Python process
 SCRIPTED = f"scripted:{TOY_SESSION}"
@@ -111,3 +113,36 @@ def test_the_quickstart_run_prints_a_row_per_node_and_the_best(
     assert "sandbox  bwrap: memory" in result.stdout
     assert f"watch    podium view {tmp_path / 'run'}" in result.stdout  # how to see the graph
     assert "warning" not in result.stderr
+
+
+def test_grade_an_mlebench_competition_folder_nan_and_unreadable(tmp_path: Path) -> None:
+    # A competition folder of an MLE-bench checkout, its data prepared by `mlebench prepare`.
+    iris = "tiny-iris-species"
+    folder = MLEBENCH_FIXTURE / "mlebench" / "competitions" / iris
+    data = MLEBENCH_FIXTURE / "data"
+    before = files_under(MLEBENCH_FIXTURE)
+    lines = (data / iris / "prepared" / "public" / "sample_submission.csv").read_text().splitlines()
+    lines[1] = lines[1].split(",")[0] + ",,0.5,0.5"  # a blank probability: NaN log loss
+    blank = tmp_path / "blank.csv"
+    blank.write_text("\n".join(lines) + "\n")
+
+    graded = podium_cli("grade", str(folder), str(blank), "--data-dir", str(data))
+    assert graded.returncode == 0, graded.stderr
+    assert graded.stdout.splitlines()[0] == (
+        "score: nan on the private answers (the grader returned NaN; MLE-bench counts the "
+        "submission as valid): no medal"
+    )
+    assert "thresholds: gold <= " in graded.stdout
+    as_json = podium_cli("grade", str(folder), str(blank), "--data-dir", str(data), "--json")
+    report = json.loads(as_json.stdout)  # NaN, as grade.json and MLE-bench's reports write it
+    assert math.isnan(report["score"]) and report["valid_submission"] is True
+    assert report["competition_id"] == iris
+
+    unreadable = tmp_path / "unreadable.csv"
+    unreadable.write_bytes(b"\xff\xfeid\n")
+    bad = podium_cli("grade", str(folder), str(unreadable), "--data-dir", str(data))
+    assert bad.returncode == 0 and "Traceback" not in bad.stderr
+    assert bad.stdout.startswith(
+        "score: none, invalid submission: cannot read the submission: 'utf-8' codec can't decode"
+    )
+    assert files_under(MLEBENCH_FIXTURE) == before  # no lock, no marker written there

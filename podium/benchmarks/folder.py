@@ -7,19 +7,25 @@
 <folder>/grade.py          grade(submission, answers) -> score
 <folder>/leaderboard.csv   the private leaderboard (a ``score`` column, in rank order)
 ```
-The data is prepared on first use into ``<data_dir>/<id>/prepared/{public,private}``; the agent
-only ever gets ``public``.
+The data is prepared on first use into ``<data_dir>/<id>/prepared/{public,private}``, unless
+complete data is there already (prepared elsewhere, e.g. by ``mlebench prepare``); the agent
+only ever gets ``public``. A folder inside an MLE-bench checkout's registry
+(``mlebench/competitions/<id>``) is resolved as the ``mlebench`` benchmark's task instead (see
+``resolve_task``).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from podium.benchmarks.grader_worker import GraderSource, GraderWorker
 from podium.benchmarks.grading import (
     grade_submission,
     is_lower_better,
@@ -31,7 +37,7 @@ from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.records import GradeReport
 from podium.scaffolds import count_rows
-from podium.submission_check import check, size_cap
+from podium.submission_check import check, key_columns, size_cap
 from podium.untrusted import Refused, read_untrusted
 
 REQUIRED_FILES = {
@@ -81,6 +87,8 @@ class FolderTask(Task):
         return self.private_dir / Path(self.config["dataset"]["answers"]).name
 
     def check_submission(self, path: Path) -> str | None:
+        """The competition's grader on public stand-ins decides where it can (see
+        ``grader_check``); elsewhere the structural check does."""
         cap = size_cap(self.sample_submission)
         try:
             data = read_untrusted(path, max_bytes=cap, shown="the submission")
@@ -88,7 +96,19 @@ class FolderTask(Task):
             return f"the submission {path} does not exist"
         except Refused as exc:
             return str(exc)
+        verdict = self._grader_check.verdict(data)
+        if verdict.outcome != "unknown":
+            return verdict.reason if verdict.outcome == "invalid" else None
         return check(data, self.sample_submission, cap)
+
+    def grader_source(self) -> GraderSource:
+        """Where the format check's worker loads this task's grade function from."""
+        return GraderSource(str(self.config["grader"]["grade_fn"]), str(self.folder))
+
+    @cached_property
+    def _grader_check(self) -> GraderWorker:
+        keys = key_columns(self.sample_submission)
+        return GraderWorker(self.grader_source(), self.sample_submission, keys)
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
         """MLE-bench's grading: the task's own grade_fn on the private answers."""
@@ -151,8 +171,22 @@ def read_description(path: Path, obfuscated: bool) -> str:
 
 
 def read_scores(path: Path) -> list[float]:
-    """The leaderboard's scores; its order must tell the direction (MLE-bench's rule)."""
+    """The leaderboard's scores; its order must tell the direction (MLE-bench's rule: first
+    below last means lower is better).
+
+    Blank scores inside the board are kept (thresholds follow MLE-bench, see
+    ``medal_thresholds``), but not at either end: MLE-bench would compare with NaN there and
+    silently call any metric higher-is-better, which would also point the search the wrong way.
+    """
     scores = read_leaderboard(path)
+    for line, end in ((2, "first"), (len(scores) + 1, "last")):
+        if math.isnan(scores[line - 2]):
+            raise TaskError(
+                f"{path}: the {end} score (line {line}) is empty, so the metric's direction "
+                "cannot be told",
+                hint="MLE-bench tells the direction by comparing the first and last scores; "
+                "remove the rows without a score",
+            )
     if len(scores) < 2 or scores[0] == scores[-1]:
         raise TaskError(f"{path}: cannot tell the metric's direction from fewer than two scores")
     return scores
@@ -169,12 +203,17 @@ def load_folder_task(
     tid = task_id or str(config["id"])
     scores = read_scores(folder / "leaderboard.csv")
     preparer = str(config.get("preparer") or "prepare:prepare")
-    prepared = prepare_data(folder, tid, data_dir or default_data_dir(), preparer)
+    answers = Path(config["dataset"]["answers"]).name
+    prepared = prepare_data(folder, tid, data_dir or default_data_dir(), preparer, answers)
     sample = prepared.public / Path(config["dataset"]["sample_submission"]).name
     if not sample.is_file():
+        where = (
+            f"the data found prepared in {prepared.public} has no {sample.name}"
+            if prepared.as_found
+            else f"{folder}/prepare.py did not write {sample.name} into the public data"
+        )
         raise TaskError(
-            f"{folder}/prepare.py did not write {sample.name} into the public data",
-            hint="dataset.sample_submission in config.yaml names the sample submission file",
+            where, hint="dataset.sample_submission in config.yaml names the sample submission file"
         )
     return FolderTask(
         id=tid,

@@ -3,7 +3,8 @@
 Everything here reproduces MLE-bench's grading rules exactly (DESIGN.md §5):
 
 * the score is ``round(grade_fn(submission, answers), 5)``, or None when the submission is
-  missing or the grader rejects it (an invalid submission is a result, never an exception);
+  missing, unreadable or rejected by the grader (an invalid submission is a result, never an
+  exception); a NaN grade is a score, so the submission is valid and wins nothing;
 * lower is better iff the leaderboard's first score is below its last;
 * medal thresholds are leaderboard positions that depend on the number of teams (Kaggle's
   progression table); a medal needs the threshold or better (ties win), medals are exclusive,
@@ -16,21 +17,25 @@ inside the sandbox (the answers must not reach the agent).
 
 from __future__ import annotations
 
+import io
+import json
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 import pandas as pd
 
-from podium.benchmarks.task_code import load_task_function, one_line
+from podium.benchmarks.task_code import MAX_REASON_CHARS, load_task_function, one_line
 from podium.errors import TaskError
 from podium.records import GradeReport, utcnow
 from podium.untrusted import Refused, open_untrusted
 
-GradeFn = Callable[[pd.DataFrame, pd.DataFrame], Any]
+# (submission, answers) -> score. The answers are a DataFrame, or for a .jsonl answers file the
+# list of its records (see load_answers).
+GradeFn = Callable[[pd.DataFrame, Any], Any]
 
 LEADERBOARD_HINT = (
     "leaderboard.csv holds the private leaderboard with a 'score' column in rank order"
@@ -48,8 +53,8 @@ SUMMARY_FIELDS = (
 )
 
 
-# MLE-bench reads CSVs with pandas' round-trip float parser; pandas 3 parses exactly by default
-# and deprecates the option, so it is only passed to older versions.
+# MLE-bench reads submissions and answers with pandas' round-trip float parser; pandas 3 parses
+# exactly by default and deprecates the option, so it is only passed to older versions.
 _EXACT_FLOATS: dict[str, Any] = (
     {} if int(pd.__version__.split(".", 1)[0]) >= 3 else {"float_precision": "round_trip"}
 )
@@ -74,20 +79,20 @@ class Thresholds:
 
 
 def _checked_scores(scores: Sequence[float]) -> list[float]:
-    """The leaderboard as plain floats in rank order; empty or NaN leaderboards are rejected
-    because every rule below would silently give nonsense for them."""
+    """The leaderboard as plain floats in rank order. An empty leaderboard is rejected (every
+    rule below needs a row); NaN scores (blank cells) are kept where they are, as MLE-bench
+    keeps them: a threshold that lands on one is NaN, and the median skips them."""
     values = [float(s) for s in scores]
     if not values:
         raise ValueError("the leaderboard has no scores")
-    if any(math.isnan(v) for v in values):
-        raise ValueError("the leaderboard contains NaN scores")
     return values
 
 
 def is_lower_better(scores: Sequence[float]) -> bool:
     """MLE-bench's direction rule: lower is better iff the first (best-ranked) score is below
-    the last. A one-row leaderboard, or one whose ends tie, counts as higher-is-better, as in
-    MLE-bench. Raises ValueError for an empty leaderboard."""
+    the last. A one-row leaderboard, one whose ends tie, or one with a NaN at either end counts
+    as higher-is-better, as in MLE-bench (``read_scores`` refuses the last kind for a task).
+    Raises ValueError for an empty leaderboard."""
     values = _checked_scores(scores)
     return values[0] < values[-1]
 
@@ -105,7 +110,10 @@ def medal_thresholds(scores: Sequence[float]) -> Thresholds:
         ≥ 1000     pos(10 + ⌊.002n⌋)    pos(max(1, ⌊.05n⌋))  pos(max(1, ⌊.1n⌋))
 
     The median is the median of all scores (the mean of the two middle ones for an even count,
-    as pandas computes it). Raises ValueError for an empty leaderboard.
+    as pandas computes it). NaN scores (blank leaderboard cells) are handled as MLE-bench's
+    pandas code handles them: they keep their positions, so a threshold that falls on one is
+    NaN (no score can reach it), and the median skips them (NaN only if every score is NaN).
+    Raises ValueError for an empty leaderboard.
     """
     values = _checked_scores(scores)
     n = len(values)
@@ -130,7 +138,9 @@ def medal_thresholds(scores: Sequence[float]) -> Thresholds:
             pos(max(1, int(n * 0.05))),
             pos(max(1, int(n * 0.1))),
         )
-    return Thresholds(gold=gold, silver=silver, bronze=bronze, median=statistics.median(values))
+    scored = [v for v in values if not math.isnan(v)]
+    median = statistics.median(scored) if scored else math.nan
+    return Thresholds(gold=gold, silver=silver, bronze=bronze, median=median)
 
 
 def rank_score(score: float | None, scores: Sequence[float]) -> dict[str, Any]:
@@ -140,7 +150,8 @@ def rank_score(score: float | None, scores: Sequence[float]) -> dict[str, Any]:
 
     A medal needs the threshold or better (ties win); medals are exclusive (gold, else silver,
     else bronze); ``above_median`` is strict. A None (invalid or missing) score wins nothing but
-    the thresholds are still reported, so a report always says what it would have taken.
+    the thresholds are still reported, so a report always says what it would have taken. A NaN
+    score, or a NaN threshold, compares false as in MLE-bench: no medal, not above the median.
     """
     lower = is_lower_better(scores)
     t = medal_thresholds(scores)
@@ -172,7 +183,8 @@ def rank_score(score: float | None, scores: Sequence[float]) -> dict[str, Any]:
 
 def leaderboard_percentile(score: float | None, scores: Sequence[float]) -> float:
     """The share (0–100) of leaderboard entries ``score`` strictly beats, in the board's
-    direction: a tie beats nobody, an invalid or missing score (None) beats nobody.
+    direction: a tie beats nobody, an invalid or missing score (None) or a NaN score beats
+    nobody, and a blank (NaN) entry is never beaten (there is no score to beat).
 
     A finer measure than medals for comparing strategies: it moves with every improvement,
     where a medal rate moves only when a threshold is crossed.
@@ -193,10 +205,14 @@ def leaderboard_percentile(score: float | None, scores: Sequence[float]) -> floa
 def read_leaderboard(path: Path) -> list[float]:
     """The ``score`` column of a leaderboard CSV, in file (rank) order.
 
-    Floats are parsed exactly (as MLE-bench's round-trip parser does), so medians and thresholds
-    match MLE-bench's to the last digit. Raises TaskError naming the file for a missing
-    file, a Git LFS pointer (the checkout never fetched the real file), a missing ``score``
-    column, or an empty or non-numeric score.
+    Parsed as MLE-bench's ``get_leaderboard`` parses it, with a plain ``pd.read_csv`` (pandas'
+    default float parser, not the round-trip one it uses for submissions), so thresholds match
+    its to the last digit on the same pandas. A blank score (or one pandas reads as missing,
+    such as ``NaN``) stays in place as NaN, as in MLE-bench, which grades such a board without
+    complaint (see :func:`medal_thresholds`); ``inf`` is a number. Raises TaskError naming the
+    file for a missing file, a Git LFS pointer (the checkout never fetched the real file), a
+    file pandas cannot read, a missing ``score`` column, no rows, or a score that is text (on
+    which MLE-bench's own grading would crash).
     """
     if not path.is_file():
         raise TaskError(f"leaderboard not found: {path}", hint=LEADERBOARD_HINT)
@@ -211,7 +227,7 @@ def read_leaderboard(path: Path) -> list[float]:
             hint="run `git lfs pull` in the MLE-bench checkout",
         )
     try:
-        frame = _read_csv(path)
+        frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
         raise TaskError(f"leaderboard {path} is empty", hint=LEADERBOARD_HINT) from None
     except (ValueError, OSError) as exc:  # ParserError and UnicodeDecodeError are ValueErrors
@@ -227,13 +243,17 @@ def read_leaderboard(path: Path) -> list[float]:
     raw = frame["score"]
     if raw.empty:
         raise TaskError(f"leaderboard {path} has no scores", hint=LEADERBOARD_HINT)
-    numeric = pd.to_numeric(raw, errors="coerce")
-    for row, (original, value) in enumerate(zip(raw.tolist(), numeric.tolist(), strict=True)):
-        if not math.isfinite(value):
-            line = row + 2  # 1-based, after the header line
-            what = "is empty" if pd.isna(original) else f"is not a finite number ({original!r})"
-            raise TaskError(f"leaderboard {path}: the score on line {line} {what}")
-    return [float(v) for v in numeric.tolist()]
+    if pd.api.types.is_bool_dtype(raw) or not pd.api.types.is_numeric_dtype(raw):
+        numeric = pd.to_numeric(raw, errors="coerce")
+        for row, (original, value) in enumerate(zip(raw.tolist(), numeric.tolist(), strict=True)):
+            if isinstance(original, bool) or (pd.isna(value) and not pd.isna(original)):
+                line = row + 2  # 1-based, after the header line
+                raise TaskError(
+                    f"leaderboard {path}: the score on line {line} is not a number ({original!r})",
+                    hint=LEADERBOARD_HINT,
+                )
+        raw = numeric
+    return [float(v) for v in raw.tolist()]
 
 
 def load_grade_fn(folder: Path, spec: str) -> GradeFn:
@@ -245,42 +265,137 @@ def load_grade_fn(folder: Path, spec: str) -> GradeFn:
 # --- grading -------------------------------------------------------------------------------
 
 
-def _read_answers(answers: Path) -> pd.DataFrame:
-    """The private answers. A problem here is the task's fault, not the submission's, so it
-    raises TaskError instead of quietly marking the submission invalid."""
-    if not answers.is_file():
-        raise TaskError(
-            f"answers not found: {answers}", hint="prepare the task's data again (prepare.py)"
-        )
-    try:
-        return _read_csv(answers)
-    except (ValueError, OSError) as exc:  # EmptyDataError and ParserError are ValueErrors
-        raise TaskError(f"cannot read the answers {answers}: {one_line(exc)}") from None
+ANSWERS_HINT = "prepare the task's data again (prepare.py, or mlebench prepare for MLE-bench)"
 
 
-def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | None, str | None]:
-    """``(round(grade, 5), None)``, or ``(None, reason)`` when the submission is invalid."""
-    answers_df = _read_answers(answers)
+def load_answers(path: Path) -> Any:
+    """The private answers, read as MLE-bench's ``load_answers`` reads them: a ``.csv`` file as a
+    DataFrame (round-trip floats, like a submission), a ``.jsonl`` file as the list of its
+    records (one JSON value per line; blank lines are skipped). The suffix is matched exactly,
+    as MLE-bench matches it.
+
+    A problem here is the task's fault, not the submission's, so it raises TaskError naming the
+    file instead of quietly marking the submission invalid: a missing file, another suffix, an
+    empty or unreadable CSV (MLE-bench would hand an empty CSV to the grader as an empty frame
+    and fail every submission), or a line that is not JSON.
+    """
+    if not path.is_file():
+        raise TaskError(f"answers not found: {path}", hint=ANSWERS_HINT)
+    if path.suffix == ".csv":
+        try:
+            return _read_csv(path)
+        except pd.errors.EmptyDataError:
+            raise TaskError(f"the answers {path} are empty", hint=ANSWERS_HINT) from None
+        except (ValueError, OSError) as exc:  # ParserError and UnicodeDecodeError are ValueErrors
+            raise TaskError(f"cannot read the answers {path}: {one_line(exc)}") from None
+    if path.suffix == ".jsonl":
+        records: list[Any] = []
+        number = 0
+        try:
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    number += 1
+                    if line.strip():
+                        records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise TaskError(
+                f"the answers {path}: line {number} is not JSON ({exc.msg})", hint=ANSWERS_HINT
+            ) from None
+        except (ValueError, OSError) as exc:  # UnicodeDecodeError is a ValueError
+            raise TaskError(f"cannot read the answers {path}: {one_line(exc)}") from None
+        return records
+    raise TaskError(
+        f"the answers {path} are neither a .csv nor a .jsonl file",
+        hint="MLE-bench reads answers from .csv or .jsonl files only (dataset.answers)",
+    )
+
+
+class UnreadableSubmission(ValueError):
+    """A submission that cannot be read as MLE-bench reads submissions, or one the host refuses
+    to open (see :mod:`podium.untrusted`). Its message is one line, ready to be a report's
+    ``error``: ``cannot read the submission: <reason>``, or the refusal's own words."""
+
+
+def _read_reason(exc: BaseException) -> str:
+    """Why pandas could not read a file, in one line: the message alone where it speaks for
+    itself (an encoding or tokenizing error), else ``Type: message``."""
+    text = " ".join(str(exc).split())
+    if not isinstance(exc, UnicodeError | pd.errors.ParserError) or not text:
+        return one_line(exc)
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+
+
+def _parse_submission(source: BinaryIO) -> pd.DataFrame:
     try:
-        with open_untrusted(submission, shown="the submission") as fh:  # a solution wrote it
-            submission_df = pd.read_csv(fh, **_EXACT_FLOATS)
-    except Refused as exc:
-        return None, str(exc)
+        frame: pd.DataFrame = pd.read_csv(source, **_EXACT_FLOATS)
     except pd.errors.EmptyDataError:
-        submission_df = pd.DataFrame()  # MLE-bench hands an empty file to the grader as empty
-    except Exception as exc:
-        return None, f"cannot read the submission: {one_line(exc)}"
+        return pd.DataFrame()  # MLE-bench hands an empty file to the grader as an empty frame
+    except Exception as exc:  # whatever pandas makes of the bytes, the submission is unreadable
+        raise UnreadableSubmission(f"cannot read the submission: {_read_reason(exc)}") from None
+    return frame
+
+
+def read_submission(source: Path | bytes) -> pd.DataFrame:
+    """A submission as the grader receives it: read exactly as MLE-bench's ``read_csv`` reads it
+    (round-trip floats; an empty file is an empty DataFrame, which the grader then judges).
+
+    ``source`` is the file's bytes, or its path: a path is opened through
+    :func:`podium.untrusted.open_untrusted` (a solution wrote it: no link is followed, no FIFO
+    or oversized file is read). Raises :class:`UnreadableSubmission` for anything pandas cannot
+    parse (wrong encoding, unbalanced quotes, ragged rows), a refused file (with the refusal's
+    message) or a missing one; never another exception for a bad file.
+    """
+    if isinstance(source, bytes):
+        return _parse_submission(io.BytesIO(source))
     try:
-        result = grade_fn(submission_df, answers_df)
+        with open_untrusted(source, shown="the submission") as fh:
+            return _parse_submission(fh)
+    except Refused as exc:
+        raise UnreadableSubmission(str(exc)) from None
+    except FileNotFoundError:
+        raise UnreadableSubmission(f"cannot read the submission: no file at {source}") from None
+    except OSError as exc:
+        raise UnreadableSubmission(f"cannot read the submission: {one_line(exc)}") from None
+
+
+def apply_grader(
+    grade_fn: GradeFn, submission_df: pd.DataFrame, answers: Any
+) -> tuple[float | None, str | None]:
+    """Run a competition's grader as MLE-bench's ``Grader.__call__`` does.
+
+    Returns ``(round(score, 5), None)`` for a number (a plain float, rounded by the result's own
+    ``round`` as MLE-bench rounds it; other numeric types such as ``numpy.float32`` are made
+    floats first). NaN is a score: MLE-bench reports it, so the submission counts as valid and
+    wins nothing. Returns ``(None, reason)`` when the grader raises anything (MLE-bench's
+    ``InvalidSubmissionError`` or any other exception: both mean an invalid submission) or
+    returns something that is not a number (text, None, an array); ``reason`` is one line.
+    """
+    try:
+        result = grade_fn(submission_df, answers)
     except Exception as exc:  # MLE-bench: any grader exception means an invalid submission
         return None, f"grader rejected the submission: {one_line(exc)}"
     try:
-        value = float(result)
-    except (TypeError, ValueError):
-        return None, f"grader returned {type(result).__name__} {str(result)[:80]!r}, not a number"
-    if math.isnan(value):
-        return None, "grader returned NaN"
-    return round(value, 5), None
+        if isinstance(result, str | bytes | bytearray):
+            raise TypeError("text")
+        if isinstance(result, float | int):  # numpy.float64 too: its own round, as MLE-bench
+            value = float(round(result, 5))
+        else:
+            value = round(float(result), 5)
+    except (TypeError, ValueError, OverflowError):
+        shown = str(result)[:80]
+        return None, f"grader returned {type(result).__name__} {shown!r}, not a number"
+    return value, None
+
+
+def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | None, str | None]:
+    """``(round(grade, 5), None)`` (NaN included), or ``(None, reason)`` when the submission is
+    invalid."""
+    answers_data = load_answers(answers)
+    try:
+        submission_df = read_submission(submission)
+    except UnreadableSubmission as exc:
+        return None, str(exc)
+    return apply_grader(grade_fn, submission_df, answers_data)
 
 
 def grade_submission(
@@ -294,10 +409,12 @@ def grade_submission(
     """Grade one submission file as MLE-bench's ``grade_csv`` does.
 
     The submission exists when ``submission`` is a regular file with a ``.csv`` suffix; it is
-    valid when ``grade_fn(submission_df, answers_df)`` returns a number (rounded to 5 decimals
-    *before* it is compared with the thresholds). A missing, unreadable or rejected submission,
-    or a NaN score, gives ``score=None`` with the reason in ``error``: this function never raises
-    for a bad submission. It raises TaskError only when the task's own answers are unusable.
+    valid when ``grade_fn(submission_df, answers)`` returns a number (rounded to 5 decimals
+    *before* it is compared with the thresholds; see :func:`apply_grader`). A NaN grade is a
+    valid submission with a NaN score and no medal, as in MLE-bench. A missing, unreadable
+    (:func:`read_submission`) or rejected submission gives ``score=None`` with the reason in
+    ``error``: this function never raises for a bad submission. It raises TaskError only when
+    the task's own answers are unusable (:func:`load_answers`).
     """
     score: float | None = None
     error: str | None = None
@@ -322,7 +439,7 @@ def grade_submission(
         bronze_medal=ranked["bronze_medal"],
         above_median=ranked["above_median"],
         submission_exists=exists,
-        valid_submission=score is not None,
+        valid_submission=score is not None,  # a NaN score is valid, as in MLE-bench
         is_lower_better=is_lower_better(leaderboard),
         created_at=utcnow(),
         submission_path=str(submission),

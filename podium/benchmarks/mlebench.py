@@ -10,25 +10,42 @@ The agent gets ``<data>/<id>/prepared/public`` and the description (or its obfus
 Grading: with the ``mlebench`` package importable and serving the same checkout, reports come from
 its ``grade_csv`` (MLE-bench's own code). Otherwise (a registry folder without the package, as in
 our tests) the competition's ``grade_fn`` is loaded by path and MLE-bench's rules are applied by
-:mod:`podium.benchmarks.grading`, which reproduces them exactly.
+:mod:`podium.benchmarks.grading`, which reproduces them exactly. A competition folder given by
+path (``<checkout>/mlebench/competitions/<id>``) is this benchmark's task ``<id>``
+(:func:`registry_competition`): its data is the one ``mlebench prepare`` made, never prepared
+by Podium.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.util
 import logging
 import os
+import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from podium.benchmarks.folder import FolderTask, read_description, read_registry_config, read_scores
-from podium.benchmarks.grading import LFS_PREFIX, is_lower_better, leaderboard_percentile
+from podium.benchmarks.grader_worker import GraderSource
+from podium.benchmarks.grading import (
+    LFS_PREFIX,
+    UnreadableSubmission,
+    is_lower_better,
+    leaderboard_percentile,
+    read_submission,
+)
+from podium.benchmarks.task_code import one_line
 from podium.errors import TaskError
 from podium.interfaces import Benchmark, Task, TaskSummary
-from podium.records import GradeReport
+from podium.records import GradeReport, utcnow
 from podium.scaffolds import count_rows
 from podium.untrusted import Refused, copy_untrusted
 
@@ -61,6 +78,25 @@ def package_repo() -> Path | None:
     if spec is None or spec.origin is None:
         return None
     return Path(spec.origin).resolve().parent.parent
+
+
+def registry_competition(folder: Path) -> tuple[Path, str] | None:
+    """``(checkout, competition id)`` when ``folder`` is a competition of an MLE-bench registry,
+    ``<checkout>/mlebench/competitions/<id>`` with a ``config.yaml``; else None.
+
+    Such a folder is MLE-bench's own: its data is what ``mlebench prepare`` made in MLE-bench's
+    data dir, and its ``prepare.py`` needs MLE-bench and the raw Kaggle download, so it is
+    loaded as this benchmark's task rather than as a Podium task folder.
+    """
+    folder = folder.expanduser().resolve()
+    competitions = folder.parent
+    if (
+        competitions.name == "competitions"
+        and competitions.parent.name == "mlebench"
+        and (folder / "config.yaml").is_file()
+    ):
+        return competitions.parent.parent, folder.name
+    return None
 
 
 def find_repo() -> Path:
@@ -210,6 +246,12 @@ class MLEBenchTask(FolderTask):
     data_dir: Path = Path()
     graded_by_package: bool = False
 
+    def grader_source(self) -> GraderSource:
+        """MLE-bench's package serves its graders by module name; a registry folder by path."""
+        if not self.graded_by_package:
+            return super().grader_source()
+        return GraderSource(str(self.config["grader"]["grade_fn"]))
+
     @property
     def competition_id(self) -> str:
         """The id MLE-bench knows it by: reports carry it, so MLE-bench's tools can read them."""
@@ -231,38 +273,140 @@ class MLEBenchTask(FolderTask):
         return report.model_copy(update={"leaderboard_percentile": percentile})
 
 
+_import_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _working_dir_elsewhere() -> Iterator[None]:
+    """Run the block with the working directory in a temporary directory, removed afterwards
+    (and nothing switched when the current directory no longer exists)."""
+    try:
+        Path.cwd()
+    except FileNotFoundError:
+        yield
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="podium-mlebench-", ignore_cleanup_errors=True) as tmp,
+        contextlib.chdir(tmp),
+    ):
+        yield
+
+
+def _mlebench() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """MLE-bench's ``grade``, ``registry`` and ``data`` modules, imported without side effects
+    on the user's directory.
+
+    ``mlebench/data.py`` opens its checksum cache at import time as
+    ``diskcache.Cache("cache")``, a path relative to the working directory: importing it makes
+    ``./cache/cache.db`` wherever the user happens to be (and fails in a directory they cannot
+    write). That cache only serves ``mlebench prepare``, which Podium never runs, so the first
+    import runs with the working directory switched to a temporary one (removed afterwards).
+    The switch is process-wide for the moment of the import, which happens before any grading
+    work; the top-level package is imported first, where it is, so it is found the same way.
+    """
+    with _import_lock:
+        importlib.import_module("mlebench")
+        if "mlebench.data" not in sys.modules:
+            with _working_dir_elsewhere():
+                importlib.import_module("mlebench.data")
+                importlib.import_module("mlebench.grade")
+        return (
+            importlib.import_module("mlebench.grade"),
+            importlib.import_module("mlebench.registry"),
+            sys.modules["mlebench.data"],
+        )
+
+
 def grade_with_mlebench(
     competition_id: str, data_dir: Path, submission: Path, sandboxed: bool | None
 ) -> GradeReport:
     """MLE-bench's own ``grade_csv``, its report carried over field by field. MLE-bench only
-    logs why it rejected a submission; that log line becomes the report's ``error``."""
-    from mlebench.grade import grade_csv  # type: ignore[import-not-found]
-    from mlebench.registry import registry  # type: ignore[import-not-found]
+    logs why it rejected a submission; that log line becomes the report's ``error``.
 
-    competition = registry.set_data_dir(data_dir).get_competition(competition_id)
-    said, refused = _Said(), None
+    MLE-bench reads the submission with ``pd.read_csv`` and lets a parse error escape, so a
+    file pandas cannot read (wrong encoding, broken quoting) would end grading in a traceback.
+    The copy it is handed is read first with the same reader (:func:`read_submission`); an
+    unreadable one is an invalid submission, reported as ``grade_csv`` reports one without a
+    score: MLE-bench's own leaderboard, thresholds and direction, no medal. Anything else that
+    makes MLE-bench's code fail (its data, its grader's result) is a TaskError, never a
+    traceback.
+    """
+    try:
+        grade, registry, data = _mlebench()
+    except ImportError as exc:  # installed, but a dependency of its grader is missing
+        raise TaskError(
+            f"cannot import MLE-bench's grader: {one_line(exc)}", hint=INSTALL_HINT
+        ) from None
+    said, refused, unreadable = _Said(), None, None
     grader_log = logging.getLogger("mlebench.grade_helpers")
-    grader_log.addHandler(said)
     with tempfile.TemporaryDirectory(prefix="podium-grade-") as tmp:
+        graded = Path(tmp, submission.name)
         try:  # MLE-bench reads by path: hand it a copy made through podium.untrusted
-            copy_untrusted(submission, Path(tmp, submission.name), shown="the submission")
-            graded = Path(tmp, submission.name)
+            copy_untrusted(submission, graded, shown="the submission")
         except FileNotFoundError:
             graded = submission
         except Refused as exc:
             refused, graded = str(exc), Path(tmp, "refused", submission.name)
+        exists = graded.is_file() and graded.suffix.lower() == ".csv"  # grade_csv's own test
+        if exists:
+            try:
+                read_submission(graded)
+            except UnreadableSubmission as exc:
+                unreadable = str(exc)
+        grader_log.addHandler(said)
         try:
-            report: Any = grade_csv(graded, competition)
+            competition = registry.registry.set_data_dir(data_dir).get_competition(competition_id)
+            if unreadable is None:
+                fields: dict[str, Any] = grade.grade_csv(graded, competition).to_dict()
+            else:
+                fields = _report_without_score(data, competition, graded)
+        except Exception as exc:
+            raise TaskError(
+                f"MLE-bench's grading of {competition_id} failed: {one_line(exc)}",
+                hint=f"the submission is not the cause; check the competition's data "
+                f"(mlebench prepare -c {competition_id}) and its grader",
+            ) from None
         finally:
             grader_log.removeHandler(said)
-    fields = {k: v for k, v in report.to_dict().items() if k in GradeReport.model_fields}
+    fields = {k: v for k, v in fields.items() if k in GradeReport.model_fields}
     fields["submission_path"] = str(submission)
-    if fields.get("score") is None and fields.get("submission_exists"):
-        reason = said.lines[-1] if said.lines else "see its log"
-        fields["error"] = f"MLE-bench's grader rejected the submission: {reason}"
     if refused is not None:
         fields["error"] = refused
+    elif unreadable is not None:
+        fields["error"] = unreadable
+    elif not fields.get("submission_exists"):
+        fields["error"] = (
+            f"{submission} is not a .csv file" if submission.exists() else
+            f"no submission at {submission}"
+        )  # fmt: skip
+    elif fields.get("score") is None:
+        reason = said.lines[-1] if said.lines else "see its log"
+        fields["error"] = f"MLE-bench's grader rejected the submission: {reason}"
     return GradeReport(**fields, sandboxed=sandboxed)
+
+
+def _report_without_score(data: ModuleType, competition: Any, graded: Path) -> dict[str, Any]:
+    """The report ``grade_csv`` gives an existing submission whose grade is None: from
+    MLE-bench's own readiness check, leaderboard, ``rank_score`` and direction rule."""
+    if not data.is_dataset_prepared(competition, grading_only=True):
+        raise ValueError(f"the dataset of {competition.id} is not prepared")
+    board = data.get_leaderboard(competition)
+    ranked = competition.grader.rank_score(None, board)
+    medals = {k: bool(ranked[k]) for k in ("gold_medal", "silver_medal", "bronze_medal")}
+    return {
+        "competition_id": competition.id,
+        "score": None,
+        **{k: float(ranked[k]) for k in (
+            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")},
+        "any_medal": any(medals.values()),
+        **medals,
+        "above_median": bool(ranked["above_median"]),
+        "submission_exists": True,
+        "valid_submission": False,
+        "is_lower_better": bool(competition.grader.is_lower_better(board)),
+        "created_at": utcnow(),
+        "submission_path": str(graded),
+    }  # fmt: skip
 
 
 class _Said(logging.Handler):

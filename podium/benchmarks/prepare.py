@@ -3,6 +3,13 @@
 ``prepare(raw, public, private)`` runs into a temporary directory that is renamed into place
 only when it succeeds, under a file lock (parallel runs of one task prepare it once). A marker
 records a hash of ``prepare.py``: when the script changes, the data is prepared again.
+
+Data that Podium did not prepare (no marker) but that is complete, a non-empty ``public`` and
+the answers file in ``private``, is used as it is: it was prepared elsewhere, typically by
+``mlebench prepare`` into MLE-bench's data dir, whose ``prepare.py`` scripts need MLE-bench and
+the raw Kaggle download. Nothing is written then: no lock, no marker. Only when preparing is
+needed is the lock file (``<data>/<id>/.prepare.lock``) created, and it stays (removing a lock
+file others may be waiting on would let two preparations run at once).
 """
 
 from __future__ import annotations
@@ -25,19 +32,35 @@ MARKER = ".podium-prepared"
 
 @dataclass(frozen=True)
 class PreparedData:
+    """Where a task's data is; ``as_found`` when it was prepared elsewhere and used as is."""
+
     public: Path
     private: Path
+    as_found: bool = False
 
 
 def prepare_data(
-    folder: Path, task_id: str, data_dir: Path, preparer: str = "prepare:prepare"
+    folder: Path,
+    task_id: str,
+    data_dir: Path,
+    preparer: str = "prepare:prepare",
+    answers: str | None = None,
 ) -> PreparedData:
+    """``<data_dir>/<task_id>/prepared/{public,private}``, prepared by ``folder``'s preparer
+    unless it is there already: prepared by Podium from the same ``prepare.py`` (the marker's
+    hash), or, when ``answers`` names the answers file, complete without a marker (see the
+    module's docstring). Raises TaskError when preparing fails, leaving no half-prepared data.
+    """
     root = data_dir / task_id
     prepared = root / "prepared"
     digest = hashlib.sha256((folder / "prepare.py").read_bytes()).hexdigest()
     result = PreparedData(prepared / "public", prepared / "private")
-    if _marker(prepared) == digest:
+    marker = _marker(prepared)
+    if marker == digest:
         return result
+    if marker is None and answers is not None and _complete(result, answers):
+        log.info("using the data already prepared in %s", prepared)
+        return PreparedData(result.public, result.private, as_found=True)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -48,6 +71,14 @@ def prepare_data(
         if _marker(prepared) != digest:
             _run_prepare(folder, root, digest, preparer)
     return result
+
+
+def _complete(data: PreparedData, answers: str) -> bool:
+    """Public data to hand over and the answers to grade with (MLE-bench's readiness test)."""
+    try:
+        return any(data.public.iterdir()) and (data.private / answers).is_file()
+    except OSError:  # no public dir, or one that cannot be listed
+        return False
 
 
 def _marker(prepared: Path) -> str | None:

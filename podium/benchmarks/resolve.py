@@ -1,4 +1,10 @@
-"""``benchmark/id`` or a folder path → a loaded Task, with one-line errors listing choices."""
+"""``benchmark/id`` or a folder path → a loaded Task, with one-line errors listing choices.
+
+A folder inside an MLE-bench checkout's registry (``<checkout>/mlebench/competitions/<id>``) is
+loaded as the ``mlebench`` benchmark's task ``<id>`` from that checkout: the data ``mlebench
+prepare`` made (``--data-dir``, default MLE-bench's own), graded as MLE-bench grades it, and
+never prepared by Podium. Any other folder is a Podium task folder.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import difflib
 from pathlib import Path
 
 from podium.benchmarks.folder import load_folder_task
+from podium.benchmarks.mlebench import MLEBench, registry_competition
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.plugins import Registry
@@ -18,6 +25,10 @@ def resolve_task(
         raise TaskError("no task given", hint=_hint(registry))
     path = Path(ref).expanduser()
     if path.is_dir():
+        competition = registry_competition(path)
+        if competition is not None:
+            checkout, task_id = competition
+            return MLEBench(checkout).load_task(task_id, data_dir, obfuscated=obfuscated)
         return load_folder_task(path, data_dir, obfuscated=obfuscated)
     if path.exists():
         raise TaskError(f"{ref} is a file, not a task folder", hint=_hint(registry))

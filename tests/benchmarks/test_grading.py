@@ -16,14 +16,18 @@ import pytest
 
 from podium.benchmarks.grading import (
     Thresholds,
+    UnreadableSubmission,
     aggregate_reports,
+    apply_grader,
     grade_submission,
     is_lower_better,
     leaderboard_percentile,
+    load_answers,
     load_grade_fn,
     medal_thresholds,
     rank_score,
     read_leaderboard,
+    read_submission,
     seed_summary,
 )
 from podium.errors import TaskError
@@ -209,6 +213,50 @@ def test_an_empty_leaderboard_is_an_error() -> None:
         is_lower_better([])
 
 
+def mlebench_thresholds(scores: list[float]) -> tuple[float, float, float, float]:
+    """MLE-bench's pandas reading of the progression table (n < 100): ``iloc[pos - 1]`` and
+    ``Series.median()``, which skips NaN."""
+    series, n = pd.Series(scores, dtype=float), len(scores)
+    pos = [max(1, int(n * share)) for share in (0.1, 0.2, 0.4)]
+    gold, silver, bronze = (float(series.iloc[k - 1]) for k in pos)
+    return gold, silver, bronze, float(series.median())
+
+
+def same(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a, b, strict=True))
+
+
+def test_blank_leaderboard_scores_give_mlebench_thresholds() -> None:
+    nan = math.nan
+    # n=10: gold pos 1, silver pos 2, bronze pos 4 (blank here), median of the 7 scores left
+    scores = [0.95, 0.9, nan, nan, 0.8, 0.7, nan, 0.5, 0.4, 0.3]
+    t = medal_thresholds(scores)
+    assert (t.gold, t.silver) == (0.95, 0.9) and math.isnan(t.bronze)
+    assert t.median == 0.7
+    assert same((t.gold, t.silver, t.bronze, t.median), mlebench_thresholds(scores))
+    assert rank_score(0.95, scores)["gold_medal"] is True
+    nothing = rank_score(0.85, scores)  # would be bronze, but that threshold is NaN
+    assert not (nothing["gold_medal"] or nothing["silver_medal"] or nothing["bronze_medal"])
+    assert nothing["above_median"] is True
+    assert leaderboard_percentile(0.85, scores) == 50.0  # 0.8 … 0.3; blanks are not beaten
+    # A blank at an end makes MLE-bench's direction rule compare with NaN: higher is better.
+    assert is_lower_better([0.1, 0.2, nan]) is False
+    every_blank = [nan, nan, nan]
+    assert same(astuple(medal_thresholds(every_blank)), mlebench_thresholds(every_blank))
+
+
+def astuple(t: Thresholds) -> tuple[float, float, float, float]:
+    return t.gold, t.silver, t.bronze, t.median
+
+
+def test_a_nan_score_wins_nothing() -> None:
+    result = rank_score(math.nan, ACCURACY_BOARD)
+    assert not any(result[k] for k in ("gold_medal", "silver_medal", "bronze_medal"))
+    assert result["above_median"] is False
+    assert result["gold_threshold"] == 1.0
+    assert leaderboard_percentile(math.nan, ACCURACY_BOARD) == 0.0
+
+
 # --- leaderboard files ---------------------------------------------------------------------
 
 
@@ -224,6 +272,20 @@ def test_read_leaderboard_keeps_file_order_and_exact_values(tmp_path: Path) -> N
         "True,1,0.418785,2017-12-01\nTrue,2,0.16506,2017-12-02\nTrue,3,1e-3,2017-12-03\n",
     )
     assert read_leaderboard(path) == [0.418785, 0.16506, 0.001]
+
+
+def test_read_leaderboard_parses_as_mlebench_does(tmp_path: Path) -> None:
+    # MLE-bench's get_leaderboard is a plain pd.read_csv: pandas' default float parser (not the
+    # round-trip one it uses for submissions), blanks and "NaN" as NaN, "inf" as a number.
+    path = write(
+        tmp_path / "leaderboard.csv",
+        "teamId,score\n1,0.30000000000000004\n2,\n3,0.123456789012345678\n4,NaN\n5,inf\n",
+    )
+    scores = read_leaderboard(path)
+    expected = pd.read_csv(path)["score"].tolist()
+    assert scores[0] == expected[0] and scores[2] == expected[2]
+    assert math.isnan(scores[1]) and math.isnan(scores[3]) and scores[4] == math.inf
+    assert all(type(s) is float for s in scores)
 
 
 def test_read_leaderboard_missing_file(tmp_path: Path) -> None:
@@ -249,8 +311,7 @@ def test_read_leaderboard_lfs_pointer(tmp_path: Path) -> None:
     ("text", "words"),
     [
         ("teamName,points\na,0.5\n", ["no 'score' column", "teamName, points"]),
-        ("teamName,score\na,0.5\nb,abc\n", ["line 3", "'abc'", "not a finite number"]),
-        ("teamName,score\na,0.5\nb,\n", ["line 3", "empty"]),
+        ("teamName,score\na,0.5\nb,abc\n", ["line 3", "'abc'", "not a number"]),
         ("teamName,score\n", ["no scores"]),
         ("", ["empty"]),
     ],
@@ -476,13 +537,17 @@ def test_an_unreadable_csv_is_an_invalid_submission(tmp_path: Path, answers: Pat
     submission = tmp_path / "submission.csv"
     submission.write_bytes(b"\xff\xfe\x00\x01 not text \xff")
     report = grade_submission("toy", submission, answers, never_called, ACCURACY_BOARD)
-    assert_invalid(report, exists=True, reason="cannot read the submission")
+    assert_invalid(
+        report,
+        exists=True,
+        reason="cannot read the submission: 'utf-8' codec can't decode byte 0xff in position 0",
+    )
 
 
 def test_a_malformed_csv_is_an_invalid_submission(tmp_path: Path, answers: Path) -> None:
     submission = write(tmp_path / "submission.csv", 'id,label\n"1,a\n')
     report = grade_submission("toy", submission, answers, never_called, ACCURACY_BOARD)
-    assert_invalid(report, exists=True, reason="ParserError")
+    assert_invalid(report, exists=True, reason="cannot read the submission: Error tokenizing data")
 
 
 def test_a_missing_submission(tmp_path: Path, answers: Path) -> None:
@@ -508,7 +573,7 @@ def test_a_directory_named_like_a_csv_does_not_count(tmp_path: Path, answers: Pa
 
 @pytest.mark.parametrize(
     ("value", "reason"),
-    [(float("nan"), "NaN"), (None, "not a number"), ("high", "not a number")],
+    [(None, "NoneType 'None'"), ("0.5", "str '0.5'"), ([0.5, 0.6], "list '[0.5, 0.6]'")],
 )
 def test_a_grade_that_is_not_a_number_is_invalid(
     tmp_path: Path, answers: Path, value: Any, reason: str
@@ -516,6 +581,21 @@ def test_a_grade_that_is_not_a_number_is_invalid(
     submission = write(tmp_path / "submission.csv", "id,label\n1,a\n")
     report = grade_submission("toy", submission, answers, constant(value), ACCURACY_BOARD)
     assert_invalid(report, exists=True, reason=reason)
+
+
+def test_a_nan_grade_is_a_valid_submission_without_a_medal(tmp_path: Path, answers: Path) -> None:
+    # MLE-bench's Grader returns round(nan, 5): not None, so grade_csv reports it as valid.
+    submission = write(tmp_path / "submission.csv", "id,label\n1,a\n")
+    report = grade_submission("toy", submission, answers, constant(math.nan), ACCURACY_BOARD)
+    assert report.score is not None and math.isnan(report.score)
+    assert report.valid_submission and report.submission_exists and report.error is None
+    assert not (report.any_medal or report.gold_medal or report.silver_medal or report.bronze_medal)
+    assert report.above_median is False and report.leaderboard_percentile == 0.0
+    assert report.gold_threshold == 1.0
+    # grade.json is written with json.dumps (NaN as MLE-bench's reports write it) and read back.
+    back = GradeReport.model_validate(json.loads(json.dumps(report.model_dump(mode="json"))))
+    assert back.score is not None and math.isnan(back.score) and back.valid_submission
+    assert aggregate_reports([report])["total_valid_submissions"] == 1
 
 
 def test_numpy_grades_become_plain_floats(tmp_path: Path, answers: Path) -> None:
@@ -554,10 +634,129 @@ def test_the_grader_gets_both_frames(tmp_path: Path, answers: Path) -> None:
     assert seen["answers"]["label"].tolist() == ["a", "b", "a", "b"]
 
 
+def test_jsonl_answers_reach_the_grader_as_records(tmp_path: Path) -> None:
+    # tensorflow2-question-answering's answers are JSON lines, which MLE-bench hands over as a
+    # list of dicts.
+    answers = write(tmp_path / "answers.jsonl", '{"id": 1, "y": "a"}\n\n{"id": 2, "y": "b"}\n')
+
+    def grade(submission: pd.DataFrame, answers: list[dict[str, Any]]) -> float:
+        truth = {row["id"]: row["y"] for row in answers}
+        return float(
+            sum(truth[i] == y for i, y in zip(submission["id"], submission["y"], strict=True)) / 2
+        )
+
+    submission = write(tmp_path / "submission.csv", "id,y\n1,a\n2,a\n")
+    assert load_answers(answers) == [{"id": 1, "y": "a"}, {"id": 2, "y": "b"}]
+    report = grade_submission("qa", submission, answers, grade, ACCURACY_BOARD)
+    assert report.score == 0.5 and report.valid_submission
+
+
+def test_csv_answers_keep_exact_floats(tmp_path: Path) -> None:
+    answers = write(tmp_path / "answers.csv", "id,y\n1,0.418785\n2,0.30000000000000004\n")
+    assert load_answers(answers)["y"].tolist() == [0.418785, 0.30000000000000004]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "words"),
+    [
+        ("answers.parquet", "x", ["neither a .csv nor a .jsonl"]),
+        ("answers.CSV", "id\n1\n", ["neither a .csv nor a .jsonl"]),  # MLE-bench: exact suffix
+        ("answers.jsonl", '{"id": 1}\n{"id": \n', ["line 2 is not JSON"]),
+        ("answers.csv", "", ["empty"]),
+    ],
+)
+def test_unusable_answers_are_a_task_error_naming_the_file(
+    tmp_path: Path, name: str, text: str, words: list[str]
+) -> None:
+    path = write(tmp_path / name, text)
+    submission = write(tmp_path / "submission.csv", "id,label\n1,a\n")
+    with pytest.raises(TaskError) as info:
+        grade_submission("toy", submission, path, never_called, ACCURACY_BOARD)
+    assert str(path) in info.value.message and "\n" not in info.value.message
+    for word in words:
+        assert word in info.value.message
+
+
 def test_missing_answers_are_a_task_error(tmp_path: Path) -> None:
     submission = write(tmp_path / "submission.csv", "id,label\n1,a\n")
     with pytest.raises(TaskError, match="answers not found"):
         grade_submission("toy", submission, tmp_path / "nope.csv", never_called, ACCURACY_BOARD)
+
+
+# --- the helpers a validity check shares ----------------------------------------------------
+
+
+def test_read_submission_reads_as_mlebench_does(tmp_path: Path) -> None:
+    data = b"id,p\n1,0.418785\n2,0.30000000000000004\n"
+    frame = read_submission(data)
+    assert frame["p"].tolist() == [0.418785, 0.30000000000000004]  # round-trip floats
+    path = tmp_path / "submission.csv"
+    path.write_bytes(data)
+    assert read_submission(path).equals(frame)
+    empty = read_submission(b"")
+    assert isinstance(empty, pd.DataFrame) and empty.empty  # handed to the grader as empty
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b"\xffid\n1\n",
+            "cannot read the submission: 'utf-8' codec can't decode byte 0xff in position 0: "
+            "invalid start byte",
+        ),
+        (
+            b'id,label\n"1,a\n',
+            "cannot read the submission: Error tokenizing data. C error: EOF inside string "
+            "starting at row 1",
+        ),
+        (bytes(range(256)) * 4, "cannot read the submission: "),
+    ],
+)
+def test_an_unreadable_submission_is_one_line_saying_why(data: bytes, message: str) -> None:
+    with pytest.raises(UnreadableSubmission) as info:
+        read_submission(data)
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_read_submission_opens_a_path_as_untrusted(tmp_path: Path) -> None:
+    target = write(tmp_path / "elsewhere.csv", "id\n1\n")
+    link = tmp_path / "submission.csv"
+    link.symlink_to(target)
+    with pytest.raises(UnreadableSubmission, match="symlink"):
+        read_submission(link)
+    with pytest.raises(UnreadableSubmission, match="no file at"):
+        read_submission(tmp_path / "absent.csv")
+
+
+class InvalidSubmissionError(Exception):
+    """As MLE-bench's graders raise it."""
+
+
+def test_apply_grader_follows_mlebench_graders_call() -> None:
+    import numpy as np
+
+    frame = pd.DataFrame({"id": [1]})
+    assert apply_grader(constant(0.123456789), frame, frame) == (0.12346, None)
+    score, reason = apply_grader(constant(np.float64("nan")), frame, frame)
+    assert score is not None and math.isnan(score) and reason is None  # a score, not an error
+    assert apply_grader(constant(np.float32(0.25)), frame, frame) == (0.25, None)
+    assert apply_grader(constant(3), frame, frame) == (3.0, None)
+    assert type(apply_grader(constant(np.float64(0.5)), frame, frame)[0]) is float
+
+    def rejects(submission: pd.DataFrame, answers: Any) -> float:
+        raise InvalidSubmissionError("the ids differ\nfrom the answers'")
+
+    assert apply_grader(rejects, frame, frame) == (
+        None,
+        "grader rejected the submission: InvalidSubmissionError: the ids differ from the answers'",
+    )
+    assert apply_grader(lambda s, a: s["missing"], frame, frame)[0] is None
+    assert apply_grader(constant("high"), frame, frame) == (
+        None,
+        "grader returned str 'high', not a number",
+    )
 
 
 # --- summaries -----------------------------------------------------------------------------

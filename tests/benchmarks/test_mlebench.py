@@ -4,10 +4,13 @@ against a real MLE-bench installation."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +26,7 @@ from podium.interfaces import Benchmark
 from tests.support import (
     MLEBENCH_FIXTURE,
     cli_env,
+    files_under,
     node_answers,
     podium_cli,
     run_config,
@@ -111,6 +115,227 @@ def test_grading_follows_mlebench_with_a_hyphenated_grader(
     assert "grader rejected" in str(rejected.error)
 
 
+def nan_submission(task: MLEBenchTask, path: Path) -> Path:
+    """The sample with one probability left blank: the log loss of that row is NaN."""
+    sample = pd.read_csv(task.sample_submission)
+    sample.loc[0, "setosa"] = None
+    sample.to_csv(path, index=False)
+    return path
+
+
+UNREADABLE = b"id,setosa,versicolor,virginica\n\xff\xfe,1,0,0\n"
+UNREADABLE_WHY = (
+    "cannot read the submission: 'utf-8' codec can't decode byte 0xff in position 0: "
+    "invalid start byte"
+)
+
+
+def test_a_nan_log_loss_is_a_valid_submission_as_in_mlebench(
+    bench: Benchmark, tmp_path: Path
+) -> None:
+    task = load(bench, IRIS)
+    report = task.grade(nan_submission(task, tmp_path / "submission.csv"))
+    assert report.score is not None and math.isnan(report.score)
+    assert report.valid_submission and report.error is None and not report.any_medal
+    unreadable = tmp_path / "unreadable.csv"
+    unreadable.write_bytes(UNREADABLE)
+    invalid = task.grade(unreadable)
+    assert invalid.score is None and not invalid.valid_submission and invalid.submission_exists
+    assert invalid.error == UNREADABLE_WHY
+
+
+def test_a_registry_folder_is_its_mlebench_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `podium run|grade <checkout>/mlebench/competitions/<id>`: the data `mlebench prepare` made,
+    # used as it is: prepare.py (which needs MLE-bench and the raw download) never runs, and
+    # nothing is written, in the checkout or the data dir.
+    competitions = FIXTURE / "mlebench" / "competitions"
+    before = files_under(FIXTURE)
+    registry = load_registry([])
+    task = resolve_task(str(competitions / IRIS), registry, DATA)
+    assert isinstance(task, MLEBenchTask) and task.id == f"mlebench/{IRIS}"
+    assert task.public_dir == DATA / IRIS / "prepared" / "public"
+    assert task.complexity == "low" and task.lower_is_better
+    assert task.grade(task.sample_submission).score == round(math.log(3), 5)
+
+    xdg = tmp_path / "xdg"  # without --data-dir: MLE-bench's own data dir
+    shutil.copytree(DATA / IRIS, xdg / "mle-bench" / "data" / IRIS)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    copied = files_under(xdg)
+    found = resolve_task(str(competitions / IRIS), registry, None)
+    assert found.public_dir == (xdg / "mle-bench" / "data" / IRIS / "prepared" / "public").resolve()
+
+    with pytest.raises(TaskError, match="tiny-unprepared is not prepared") as caught:
+        resolve_task(str(competitions / "tiny-unprepared"), registry, None)
+    assert "mlebench prepare -c tiny-unprepared" in str(caught.value.hint)
+    assert files_under(FIXTURE) == before and files_under(xdg) == copied
+
+
+# --- MLE-bench's own package (a stand-in) ------------------------------------------------------
+
+# A small stand-in for the installed `mlebench` package, with what Podium uses of it. Like the
+# real one, importing its data module makes ./cache in the working directory (the real one opens
+# a diskcache at the relative path "cache"), and its grade_csv reads the submission with a bare
+# pd.read_csv, so a file pandas cannot parse would raise out of it.
+STAND_IN = {
+    "__init__.py": '"""A stand-in for MLE-bench\'s package, for Podium\'s tests."""\n',
+    "data.py": """
+from pathlib import Path
+
+import pandas as pd
+
+Path("cache").mkdir(exist_ok=True)
+(Path("cache") / "cache.db").touch()
+
+
+def is_dataset_prepared(competition, grading_only=False):
+    return competition.answers.is_file()
+
+
+def get_leaderboard(competition):
+    return pd.read_csv(competition.leaderboard)
+""",
+    "registry.py": """
+import importlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from podium.benchmarks.grading import is_lower_better, rank_score
+
+log = logging.getLogger("mlebench.grade_helpers")
+
+
+class Grader:
+    def __init__(self, spec):
+        module, name = spec.split(":")
+        self.grade_fn = getattr(importlib.import_module(module), name)
+
+    def __call__(self, submission, answers):
+        try:
+            score = self.grade_fn(submission, answers)
+        except Exception as exc:
+            log.warning("Invalid submission: %s", exc)
+            return None
+        return round(score, 5)
+
+    def rank_score(self, score, board):
+        return rank_score(score, board["score"].tolist())
+
+    def is_lower_better(self, board):
+        return is_lower_better(board["score"].tolist())
+
+
+@dataclass
+class Competition:
+    id: str
+    answers: Path
+    leaderboard: Path
+    grader: Grader
+
+
+class Registry:
+    def __init__(self, data_dir=Path("/nonexistent")):
+        self.data_dir = data_dir
+
+    def set_data_dir(self, data_dir):
+        return Registry(data_dir)
+
+    def get_competition(self, competition_id):
+        folder = Path(__file__).parent / "competitions" / competition_id
+        config = yaml.safe_load((folder / "config.yaml").read_text())
+        answers = self.data_dir / config["dataset"]["answers"]
+        grader = Grader(config["grader"]["grade_fn"])
+        return Competition(competition_id, answers, folder / "leaderboard.csv", grader)
+
+
+registry = Registry()
+""",
+    "grade.py": """
+from datetime import datetime
+
+import pandas as pd
+
+from mlebench.data import get_leaderboard
+
+
+class Report(dict):
+    def to_dict(self):
+        return dict(self)
+
+
+def grade_csv(path, competition):
+    exists = path.is_file() and path.suffix.lower() == ".csv"
+    score = None
+    if exists:
+        score = competition.grader(pd.read_csv(path), pd.read_csv(competition.answers))
+    board = get_leaderboard(competition)
+    ranked = competition.grader.rank_score(score, board)
+    medal = ranked["gold_medal"] or ranked["silver_medal"] or ranked["bronze_medal"]
+    return Report(
+        competition_id=competition.id, score=score, any_medal=medal,
+        submission_exists=exists, valid_submission=score is not None,
+        is_lower_better=competition.grader.is_lower_better(board),
+        created_at=datetime.now().isoformat(), submission_path=str(path), **ranked,
+    )
+""",
+}
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A checkout of the fixture registry whose stand-in `mlebench` package is importable, as
+    `pip install -e` would leave it; its modules are forgotten afterwards."""
+    checkout = tmp_path / "mle-bench"
+    shutil.copytree(FIXTURE / "mlebench", checkout / "mlebench")
+    shutil.copytree(FIXTURE / "experiments", checkout / "experiments")
+    for name, text in STAND_IN.items():
+        (checkout / "mlebench" / name).write_text(text.lstrip())
+    monkeypatch.syspath_prepend(str(checkout))
+    yield checkout.resolve()
+    for name in [m for m in sys.modules if m == "mlebench" or m.startswith("mlebench.")]:
+        del sys.modules[name]
+
+
+def test_mlebench_s_grader_is_never_handed_an_unreadable_file(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    bench = MLEBench(installed)
+    assert bench.graded_by_package and package_repo() == installed
+    task = load(bench, IRIS)
+    valid = task.grade(task.sample_submission)
+    assert valid.score == round(math.log(3), 5) and valid.error is None
+
+    unreadable = tmp_path / "submission.csv"
+    unreadable.write_bytes(UNREADABLE)
+    report = task.grade(unreadable)  # the stand-in's bare pd.read_csv would raise on it
+    assert report.score is None and not report.valid_submission and report.submission_exists
+    assert report.error == UNREADABLE_WHY and not report.any_medal
+    same = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
+            "is_lower_better", "competition_id")  # fmt: skip
+    assert {k: getattr(report, k) for k in same} == {k: getattr(valid, k) for k in same}
+    assert report.submission_path == str(unreadable) and report.leaderboard_percentile == 0.0
+
+    nan = task.grade(nan_submission(task, tmp_path / "nan.csv"))
+    assert nan.score is not None and math.isnan(nan.score)
+    assert nan.valid_submission and nan.error is None
+    absent = task.grade(tmp_path / "absent.csv")
+    assert (
+        not absent.submission_exists and absent.error == f"no submission at {tmp_path}/absent.csv"
+    )
+
+    assert list(work.iterdir()) == [] and Path.cwd() == work  # importing it made no ./cache
+    del sys.modules["mlebench.data"]
+    importlib.import_module("mlebench.data")  # a plain import, as the stand-in is written
+    assert (work / "cache").is_dir()  # ...does make one: what Podium's import avoids
+
+
 # --- one-line guidance -----------------------------------------------------------------------
 
 
@@ -192,6 +417,8 @@ def test_a_run_is_graded_for_mlebench_and_exported_for_mlebench_grade(
         {
             "competition_id": IRIS,
             "submission_path": str((out / "best" / "submission.csv").resolve()),
+            "logs_path": str(out.resolve()),
+            "code_path": str((out / "best" / "solution.py").resolve()),
             "run_dir": str(out.resolve()),
         }
     ]
