@@ -1,48 +1,76 @@
-"""Format-only submission check: is this CSV shaped like the sample submission? Never a score.
+"""Answer-free structural submission check: could this CSV be graded? Never a score.
 
-The same file serves two sides. On the host, the loop checks every node's submission with
-:func:`check`. Inside the sandbox, a copy of this file sits in the solution's working directory
-as ``validate_submission.py``, so the agent's code can check its own submission before it
-finishes (``python validate_submission.py`` or ``from validate_submission import validate``)
-— the format validator MLE-bench gives its agents. It compares the submission with the public
-sample submission only, so it cannot leak anything about the private answers: it says
-``valid_submission: true`` or ``false`` with one line of reason, never how good the predictions
-are.
+The same file serves two sides. On the host it is the fallback of a task's format check, used
+where the competition's own grader cannot be run against public stand-ins for the answers
+(:mod:`podium.benchmarks.grader_check`). Inside the sandbox, a copy of this file sits in the
+solution's working directory as ``validate_submission.py``, so the agent's code can check its
+own submission before it finishes (``python validate_submission.py`` or ``from
+validate_submission import validate``) — the format validator MLE-bench gives its agents. It
+compares the submission with the public data only, so it cannot leak anything about the
+private answers: it says ``valid_submission: true`` or ``false`` with one line of reason, never
+how good the predictions are.
 
-It therefore uses the standard library only (no pandas): it must run under whatever interpreter
-the solutions use, and it must never crash on hostile input. On the host the submission is
-passed as bytes, read by the caller through ``podium.untrusted`` (this file cannot import it);
-a path is read here only inside the sandbox, where the file is the solution's own. Checks, in
-order: the file exists, is not empty and not huge (a size cap checked before reading), is UTF-8
-text and parses as CSV; its header has the sample's columns (in any order), no more; every row
-has every field; one row per sample id (none missing, repeated or unknown); no missing values;
-numbers where the sample has numbers.
+The rules are the ones every MLE-bench grader shares, read the way MLE-bench reads a submission
+(pandas' ``read_csv``), so that a file the grader accepts is never refused here:
+
+* the file exists, is not empty and not huge (a size cap checked before reading), is UTF-8 text
+  and parses as a CSV whose rows have at most as many fields as its header (pandas fills short
+  rows with blanks and refuses long ones);
+* it has every column of the sample submission (more are allowed: graders select by name);
+* it has as many rows as the sample submission;
+* its **keys** hold the sample's values, each as often. A key is a column of the sample whose
+  values are distinct and either equal, as a set, to the same-named column of another table in
+  the public data (the test set's ids), or text that looks like ids (no spaces, not numbers).
+  Keys come from the data, never from a column's position;
+* a column the sample fills with numbers holds numbers or blanks.
+
+Blank cells are never an error here: several competitions' graders accept them on purpose (an
+empty mask, an unanswered question), and where one does not, its own grader says so.
+
+It uses the standard library only (no pandas): it must run under whatever interpreter the
+solutions use, and it must never crash on hostile input. On the host the submission is passed as
+bytes, read by the caller through ``podium.untrusted`` (this file cannot import it); a path is
+read here only inside the sandbox, where the file is the solution's own.
 """
 
 from __future__ import annotations
 
 import csv
+import fnmatch
+import functools
 import io
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 MIN_SIZE_CAP = 100 * 1024 * 1024  # bytes; a submission may always be this big
 SIZE_CAP_FACTOR = 20  # ... or this many times the sample submission, if that is more
-MISSING = {"", "nan", "NaN", "NAN", "NA", "N/A", "null", "NULL", "None", "<NA>"}  # pandas' NaNs
-SAMPLE_PATTERNS = ("*sample*submission*.csv", "*Sample*Submission*.csv", "*SAMPLE*.csv")
+MISSING = {"", "nan", "NaN", "NAN", "NA", "N/A", "null", "NULL", "None", "<NA>", "n/a",
+           "#N/A", "-nan", "-NaN", "1.#IND", "1.#QNAN", "#NA", "-1.#IND", "-1.#QNAN",
+           "#N/A N/A"}  # fmt: skip
+# Names of sample submissions, best first, matched case-insensitively (MLE-bench's competitions
+# spell them sample_submission.csv, sampleSubmission.csv, SampleSubmission.csv, ...).
+SAMPLE_PATTERNS = (
+    ("*sample*submission*.csv",),
+    ("*random*prediction*.csv", "*sample*.csv"),
+)
+KEY_TABLE_CAP = 512 * 1024 * 1024  # bytes: public tables larger than this are not read for keys
 EXAMPLES = 3
 SCRIPT_NAME = "validate_submission.py"  # this file's name in the solution's working directory
 
+csv.field_size_limit(2**31 - 1)  # encoded masks and long texts are single huge fields
+
 
 class Invalid(Exception):
-    """The submission's format is wrong; the message is the one-line reason."""
+    """The submission cannot be graded; the message is the one-line reason."""
 
 
 def check(submission: Path | bytes, sample: Path, max_bytes: int | None = None) -> str | None:
-    """``None`` when ``submission`` (a path, or its bytes) has the format of ``sample``, else
-    the first problem found.
+    """``None`` when ``submission`` (a path, or its bytes) passes the structural check against
+    ``sample`` (whose folder is the public data the keys are looked up in), else the first
+    problem found.
 
     ``max_bytes`` caps the submission's size (default: ``size_cap(sample)``); a larger file is
     refused before a byte of it is read.
@@ -55,26 +83,43 @@ def check(submission: Path | bytes, sample: Path, max_bytes: int | None = None) 
 
 
 def _check(submission: Path | bytes, sample: Path, max_bytes: int | None) -> None:
-    expected_header, expected_rows = _parse_csv(_read(sample, "the sample submission", None),
-                                                "the sample submission")  # fmt: skip
+    expected = _parse_csv(_read(sample, "the sample submission", None), "the sample submission")
     cap = max_bytes if max_bytes is not None else size_cap(sample)
     data = submission if isinstance(submission, bytes) else _read(submission, "the submission", cap)
     if len(data) > cap:
         raise Invalid(
             f"the submission is {len(data):,} bytes, over the {cap:,}-byte limit for this task"
         )
-    header, rows = _parse_csv(data, "the submission")
-    _check_columns(header, expected_header)
-    order = [header.index(name) for name in expected_header]
-    rows = [[row[i] for i in order] for row in rows]
-    _check_ids(rows, expected_rows, expected_header[0])
-    for column in range(1, len(expected_header)):
-        _check_values(rows, expected_rows, column, expected_header[column])
+    table = _parse_csv(data, "the submission")
+    _check_columns(table.header, expected.header)
+    if len(table.rows) != len(expected.rows):
+        raise Invalid(
+            f"the submission has {len(table.rows):,} rows; expected {len(expected.rows):,} "
+            "(one per row of the sample submission)"
+        )
+    for name in key_columns(sample):
+        _check_key(table.column(name), expected.column(name), name)
+    for name in expected.header:
+        if all(_is_number(value) for value in expected.column(name)):
+            _check_numbers(table.column(name), name)
 
 
 def size_cap(sample: Path) -> int:
     """The largest submission read for a task: 100 MiB, or 20 times its sample if more."""
     return max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * sample.stat().st_size)
+
+
+class Table:
+    """A parsed CSV: its header and rows, each row padded to the header's width (as pandas
+    fills a short row with blanks)."""
+
+    def __init__(self, header: list[str], rows: list[list[str]]) -> None:
+        self.header, self.rows = header, rows
+
+    def column(self, name: str) -> list[str]:
+        """The values of the first column called ``name`` (pandas renames later repeats)."""
+        index = self.header.index(name)
+        return [row[index] for row in self.rows]
 
 
 def _read(path: Path, what: str, cap: int | None) -> bytes:
@@ -96,8 +141,8 @@ def _read(path: Path, what: str, cap: int | None) -> bytes:
         raise Invalid(f"cannot read {what}: {exc.strerror}") from None
 
 
-def _parse_csv(data: bytes, what: str) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV; raises Invalid with the reason it cannot be read."""
+def _parse_csv(data: bytes, what: str) -> Table:
+    """The CSV's table; raises Invalid with the reason it cannot be read."""
     if not data:
         raise Invalid(f"{what} is an empty file")
     if b"\x00" in data:
@@ -107,34 +152,26 @@ def _parse_csv(data: bytes, what: str) -> tuple[list[str], list[list[str]]]:
     except UnicodeDecodeError as exc:
         raise Invalid(f"{what} is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     try:
-        table = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
+        lines = [row for row in csv.reader(io.StringIO(text, newline=""), strict=True) if row]
     except csv.Error as exc:
         raise Invalid(f"{what} is not a valid CSV: {exc}") from None
-    if not table:
+    if not lines:
         raise Invalid(f"{what} has no header line")
-    header = [name.strip() for name in table[0]]
-    for line, row in enumerate(table[1:], start=2):
-        if len(row) != len(header):
-            raise Invalid(
-                f"line {line} of {what} has {len(row)} fields; the header has {len(header)}"
-            )
-    return header, table[1:]
+    header, width = lines[0], len(lines[0])
+    for line, row in enumerate(lines[1:], start=2):
+        if len(row) > width:
+            raise Invalid(f"line {line} of {what} has {len(row)} fields; the header has {width}")
+    return Table(header, [row + [""] * (width - len(row)) for row in lines[1:]])
 
 
 def _check_columns(header: list[str], expected: list[str]) -> None:
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise Invalid(f"the submission repeats the columns {repeated}")
     missing = [name for name in expected if name not in header]
-    extra = [name for name in header if name not in expected]
-    if missing or extra:
-        parts = [f"lacks the columns {missing}"] if missing else []
-        parts += [f"has unexpected columns {extra}"] if extra else []
-        raise Invalid(f"the submission {' and '.join(parts)} (expected {expected})")
+    if missing:
+        raise Invalid(f"the submission lacks the columns {missing} (expected {expected})")
 
 
 def _canonical(value: str) -> str:
-    """An id as a comparable string: ``"7"``, ``" 7"`` and ``"7.0"`` are the same id."""
+    """A key as a comparable string: ``"7"``, ``" 7"`` and ``"7.0"`` are the same key."""
     text = value.strip()
     try:
         number = float(text)
@@ -145,56 +182,85 @@ def _canonical(value: str) -> str:
     return text
 
 
-def _check_ids(rows: list[list[str]], expected_rows: list[list[str]], id_column: str) -> None:
-    if len(rows) != len(expected_rows):
-        raise Invalid(
-            f"the submission has {len(rows):,} rows; expected {len(expected_rows):,} "
-            "(one per row of the sample submission)"
-        )
-    expected = [_canonical(row[0]) for row in expected_rows]
-    if len(set(expected)) != len(expected):
-        return  # several rows per id in this task's format: the row count is all we can check
-    known = set(expected)
-    seen: dict[str, int] = {}
-    for line, row in enumerate(rows, start=2):
-        ident = _canonical(row[0])
-        if ident in MISSING:
-            raise Invalid(f"line {line} of the submission has no {id_column}")
-        if ident in seen:
-            raise Invalid(
-                f"{id_column} {row[0].strip()!r} appears twice (lines {seen[ident]} and {line})"
-            )
-        seen[ident] = line
-    unknown = [ident for ident in seen if ident not in known]
-    if unknown:
-        absent = [ident for ident in expected if ident not in seen]
-        raise Invalid(
-            f"{len(unknown)} {id_column} values are not in the sample submission "
-            f"(e.g. {_examples(unknown)}) and {len(absent)} of its ids are missing "
-            f"(e.g. {_examples(absent)})"
-        )
+@functools.lru_cache(maxsize=8)
+def _keys_of(sample: str, stamp: tuple[int, int]) -> tuple[str, ...]:
+    table = _parse_csv(_read(Path(sample), "the sample submission", None), "the sample")
+    candidates: dict[str, set[str]] = {}
+    for name in dict.fromkeys(table.header):
+        values = [_canonical(v) for v in table.column(name)]
+        if len(set(values)) == len(values) > 1 and not any(v in MISSING for v in values):
+            candidates[name] = set(values)
+    found = [name for name, values in candidates.items() if all(_looks_like_id(v) for v in values)]
+    for other in sorted(Path(sample).parent.glob("*.csv")):
+        if other.name == Path(sample).name or not candidates:
+            continue
+        for name, seen in _columns_of(other, set(candidates) - set(found)).items():
+            if seen == candidates[name]:
+                found.append(name)
+    return tuple(name for name in table.header if name in found)
 
 
-def _check_values(
-    rows: list[list[str]], expected_rows: list[list[str]], column: int, name: str
-) -> None:
-    blank = [line for line, value in _cells(rows, column) if value.strip() in MISSING]
+def _looks_like_id(value: str) -> bool:
+    """Text without spaces that is not a number (``0a1b2c``, ``-71_long``): a prediction is
+    rarely that, and a sample never fills a prediction column with a distinct one per row."""
+    return not _is_number(value) and not any(c.isspace() for c in value)
+
+
+def key_columns(sample: Path) -> tuple[str, ...]:
+    """The sample's key columns, found from the public data next to it (see the module's
+    docstring); empty when no other public table names the same values."""
+    try:
+        info = sample.stat()
+        return _keys_of(str(sample), (info.st_mtime_ns, info.st_size))
+    except (OSError, Invalid):
+        return ()
+
+
+def _columns_of(table: Path, names: set[str]) -> dict[str, set[str]]:
+    """The canonical values of ``names`` in a public CSV (streamed); {} if it cannot be read."""
+    try:
+        if table.stat().st_size > KEY_TABLE_CAP:
+            return {}
+        with table.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, [])
+            where = {name: header.index(name) for name in names if name in header}
+            values: dict[str, set[str]] = {name: set() for name in where}
+            for row in reader:
+                for name, index in where.items():
+                    if index < len(row):
+                        values[name].add(_canonical(row[index]))
+            return values
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
+
+
+def _check_key(values: list[str], expected: list[str], name: str) -> None:
+    got = Counter(_canonical(v) for v in values)
+    want = Counter(_canonical(v) for v in expected)
+    if got == want:
+        return
+    blank = sum(n for value, n in got.items() if value in MISSING)
     if blank:
-        raise Invalid(f"column {name!r} has {len(blank)} missing values (first on line {blank[0]})")
-    if not all(_is_number(row[column]) for row in expected_rows):
-        return  # the sample holds text here (labels, encoded masks): any text is a format match
-    for line, value in _cells(rows, column):
-        if not _is_number(value):
+        raise Invalid(f"{blank} rows of the submission have no {name}")
+    twice = [value for value, n in got.items() if n > want.get(value, 0) and value in want]
+    if twice:
+        raise Invalid(f"{name} {twice[0]!r} appears more often than in the sample submission")
+    unknown = [value for value in got if value not in want]
+    absent = [value for value in want if value not in got]
+    raise Invalid(
+        f"{len(unknown)} {name} values are not in the sample submission "
+        f"(e.g. {_examples(unknown)}) and {len(absent)} of its {name} values are missing "
+        f"(e.g. {_examples(absent)})"
+    )
+
+
+def _check_numbers(values: list[str], name: str) -> None:
+    for line, value in enumerate(values, start=2):
+        if value.strip() not in MISSING and not _is_number(value):
             raise Invalid(
                 f"column {name!r} must hold numbers; line {line} has {value.strip()[:40]!r}"
             )
-        if not math.isfinite(float(value)):
-            raise Invalid(f"column {name!r} must hold finite numbers; line {line} has {value!r}")
-
-
-def _cells(rows: list[list[str]], column: int) -> Iterator[tuple[int, str]]:
-    for line, row in enumerate(rows, start=2):
-        yield line, row[column]
 
 
 def _is_number(value: str) -> bool:
@@ -220,15 +286,19 @@ def install_script(directory: Path) -> Path:
 
 
 def find_sample(input_dir: Path) -> Path:
-    """The one sample submission under ``input_dir`` (searched two levels deep)."""
-    found: set[Path] = set()
-    for pattern in SAMPLE_PATTERNS:
-        found.update(p for p in input_dir.glob(pattern) if p.is_file())
-        found.update(p for p in input_dir.glob(f"*/{pattern}") if p.is_file())
-    if len(found) != 1:
-        named = ", ".join(sorted(str(p) for p in found)) or "none"
-        raise Invalid(f"cannot tell the sample submission in {input_dir} (found: {named})")
-    return found.pop()
+    """The one sample submission in ``input_dir`` or a folder below it, by name (see
+    ``SAMPLE_PATTERNS``; case does not matter). Raises Invalid when none or several match."""
+    files = [p for p in [*input_dir.glob("*"), *input_dir.glob("*/*")] if p.is_file()]
+    for patterns in SAMPLE_PATTERNS:
+        found = sorted(
+            p for p in files if any(fnmatch.fnmatch(p.name.lower(), pat) for pat in patterns)
+        )
+        if len(found) == 1:
+            return found[0]
+        if found:
+            named = ", ".join(str(p) for p in found)
+            raise Invalid(f"cannot tell the sample submission in {input_dir} (found: {named})")
+    raise Invalid(f"cannot tell the sample submission in {input_dir} (found: none)")
 
 
 def validate(

@@ -341,7 +341,7 @@ class Search:
         self.run_dir.write_text(node.id, "output.txt", result.output)
         has_submission = (self.run_dir.node_dir(node.id) / SUBMISSION).is_file()
         submission_problem = (
-            self._submission_problem(node.id)
+            await asyncio.to_thread(self._submission_problem, node.id)  # may run the grader
             if has_submission
             else result.submission_refused or f"no {SUBMISSION_WRITTEN} was written"
         )

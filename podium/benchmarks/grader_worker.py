@@ -1,0 +1,218 @@
+"""Runs a competition's grader on submissions in a child process: the host is not the grader's.
+
+A submission is hostile input to a trusted grader: a mask string that decodes to a terabyte, a
+file that sends a metric into a loop. So :mod:`podium.benchmarks.grader_check` runs in a
+process of its own, started once per task and reused for every node, with a cap on its address
+space, one thread per numeric library, no secrets in its environment and its own scratch
+directory as working directory (MLE-bench's package writes a ``./cache`` when imported). Every
+answer is awaited with a deadline; a worker that dies, hangs or cannot load the grader gives the
+verdict "unknown", which the caller answers with the structural check. After ``MAX_STARTS``
+failed workers the task stops asking.
+
+Protocol (JSON lines over the child's stdin and a private copy of its stdout; the grader's own
+prints go to its stderr, which is discarded): the first line configures it, the child answers
+``{"ready": N}`` (N trusted stand-ins) or ``{"error": ...}``; then each ``{"path": P}`` (a copy
+of the submission in the scratch directory) is answered ``{"outcome": ..., "reason": ...}``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from podium.benchmarks.grader_check import GradeFn, Verdict
+
+START_TIMEOUT_S = 600.0  # imports, the grader, and one grading per stand-in
+VERDICT_TIMEOUT_S = 300.0
+MAX_STARTS = 3
+MEMORY_BYTES = 8 * 1024**3
+MAX_LINE = 1024 * 1024
+_PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MLEBENCH_REPO", "XDG_CACHE_HOME")
+_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_MAX_THREADS")
+
+
+@dataclass(frozen=True)
+class GraderSource:
+    """Where the grade function lives: ``spec`` (``module:function``) in a registry folder's
+    files, loaded by path, or (``folder`` None) importable, as MLE-bench's package serves it."""
+
+    spec: str
+    folder: str | None = None
+
+    def load(self) -> GradeFn:
+        if self.folder is not None:
+            from podium.benchmarks.grading import load_grade_fn
+
+            return load_grade_fn(Path(self.folder), self.spec)
+        module, _, name = self.spec.rpartition(":")
+        return cast(GradeFn, getattr(importlib.import_module(module), name))
+
+
+class GraderWorker:
+    """The host's handle on one task's grader process (started on the first question)."""
+
+    def __init__(self, source: GraderSource, sample: Path, keys: tuple[str, ...]) -> None:
+        self._config = {"source": asdict(source), "sample": str(sample), "keys": list(keys),
+                        "memory": MEMORY_BYTES}  # fmt: skip
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._scratch: Path | None = None
+        self._starts = 0
+        self._broken = ""
+        self._finalizer = weakref.finalize(self, _stop, [None, None])
+
+    def verdict(self, data: bytes) -> Verdict:
+        """The grader's verdict on a submission's bytes; "unknown" whenever it cannot say."""
+        with self._lock:
+            try:
+                proc, scratch = self._running()
+                copy = scratch / "submission.csv"
+                copy.write_bytes(data)
+                reply = self._ask(proc, {"path": str(copy)}, VERDICT_TIMEOUT_S)
+                return Verdict(reply["outcome"], str(reply.get("reason") or ""))
+            except _Failed as exc:
+                self._stop()
+                return Verdict("unknown", f"the grader could not be run: {exc}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def _running(self) -> tuple[subprocess.Popen[bytes], Path]:
+        if self._proc is not None and self._proc.poll() is None and self._scratch is not None:
+            return self._proc, self._scratch
+        if self._broken or self._starts >= MAX_STARTS:
+            raise _Failed(self._broken or f"it failed {self._starts} times")
+        self._stop()
+        self._starts += 1
+        scratch = Path(tempfile.mkdtemp(prefix="podium-grader-"))
+        env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+        env.update(dict.fromkeys(_ONE_THREAD, "1"), PYTHONPATH=os.pathsep.join(sys.path))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", __name__], cwd=scratch, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self._proc, self._scratch = proc, scratch
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _stop, [proc, scratch])
+        reply = self._ask(proc, self._config, START_TIMEOUT_S)
+        if "error" in reply:
+            self._broken = str(reply["error"])
+            raise _Failed(self._broken)
+        return proc, scratch
+
+    def _ask(
+        self, proc: subprocess.Popen[bytes], message: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError:
+            raise _Failed("it exited") from None
+        line = _read_line(proc.stdout.fileno(), time.monotonic() + timeout)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise _Failed("it answered something else") from None
+        if not isinstance(reply, dict):
+            raise _Failed("it answered something else")
+        return reply
+
+    def _stop(self) -> None:
+        _stop([self._proc, self._scratch])
+        self._proc = self._scratch = None
+
+
+class _Failed(Exception):
+    pass
+
+
+def _read_line(fd: int, deadline: float) -> bytes:
+    """One line from ``fd`` before ``deadline`` (the child writes nothing else)."""
+    got = b""
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Failed("it took too long")
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            raise _Failed("it exited")
+        got += chunk
+        if len(got) > MAX_LINE:
+            raise _Failed("it answered too much")
+    return got
+
+
+def _stop(parts: list[Any]) -> None:
+    proc, scratch = parts
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    if proc is not None:
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# --- the child ------------------------------------------------------------------------------
+
+
+def main() -> int:
+    """The worker: configure from the first line, then answer one line per submission."""
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # the grader's prints must not reach the protocol
+    requests = sys.stdin
+    config = json.loads(requests.readline() or "{}")
+    try:
+        check = _configure(config)
+    except Exception as exc:
+        from podium.benchmarks.task_code import one_line
+
+        _send(protocol, {"error": one_line(exc)})
+        return 1
+    _send(protocol, {"ready": len(check.trusted)})
+    for line in requests:
+        data = Path(json.loads(line)["path"]).read_bytes()
+        verdict = check.verdict(data)
+        _send(protocol, {"outcome": verdict.outcome, "reason": verdict.reason})
+    return 0
+
+
+def _configure(config: dict[str, Any]) -> Any:
+    import resource
+
+    memory = int(config["memory"])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    from podium.benchmarks.grader_check import StandInCheck
+    from podium.benchmarks.grading import read_submission
+
+    grade_fn = GraderSource(**config["source"]).load()
+    sample = read_submission(Path(config["sample"]).read_bytes())
+    return StandInCheck(grade_fn, sample, config["keys"])
+
+
+def _send(protocol: Any, message: dict[str, Any]) -> None:
+    protocol.write(json.dumps(message) + "\n")
+    protocol.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
