@@ -30,8 +30,11 @@ from podium.sandbox import DEFAULT_PREIMPORTS, parse_bytes
 from podium.scaffolds import validate_prompt_overrides
 
 ENV_PREFIX = "PODIUM_"
-# PODIUM_* variables that are switches of their own, not config keys.
-RESERVED_ENV = {"PODIUM_DISABLE_PLUGIN_AUTOLOAD", "PODIUM_FAILPOINTS", "PODIUM_DEBUG"}
+# PODIUM_* variables that are switches of their own, not config keys: PODIUM_HOME is the root
+# of MLE-bench's /home layout for agents/podium/start.sh; PODIUM_METRIC_DIRECTION a data
+# folder's metric direction where its description names no metric (podium.benchmarks.data_folder).
+RESERVED_ENV = {"PODIUM_DISABLE_PLUGIN_AUTOLOAD", "PODIUM_FAILPOINTS", "PODIUM_DEBUG",
+                "PODIUM_HOME", "PODIUM_METRIC_DIRECTION"}  # fmt: skip
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -136,7 +139,9 @@ MemorySize = Annotated[str | int | None, BeforeValidator(_memory)]
 
 
 class SandboxSection(Section):
-    name: str = Field("auto", description="auto (bwrap when it works here), bwrap, local")
+    name: str = Field(
+        "auto", description="auto (bwrap when it works here), bwrap, local, container"
+    )
     python: str | None = Field(None, description="interpreter of the solutions' environment")
     memory: MemorySize = Field("auto", description='per kernel; "auto": half the RAM, at most 8G')
     processes: int | None = Field(512, ge=8, description="processes + threads per kernel")
@@ -155,6 +160,11 @@ class SandboxSection(Section):
         description="imported in pool kernels before a node gets them",
     )
     gpus: str | None = Field(None, description='"all" or device indices "0,1"')
+    assume_container: bool = Field(
+        False,
+        description="the container sandbox: start even where no container is detected "
+        "(something you trust, a container or a VM, encloses Podium)",
+    )
     interrupt_grace_s: float = Field(3.0, ge=0.1)
     user: str | int = Field(
         "auto",
@@ -185,16 +195,33 @@ class RunConfig(Section):
         return tomli_w.dumps(_drop_none(self.model_dump(mode="json")))
 
 
-# MLE-bench ran AIDE with these (DESIGN §5).
+# MLE-bench ran AIDE with these (DESIGN §5): its search, and the run's budget (24 h, 500 steps,
+# 9 h per step).
+AIDE_SEARCH: dict[str, Any] = {
+    "search": {"strategy": "greedy", "num_drafts": 5, "debug_prob": 1.0, "max_debug_depth": 20},
+}
+MLEBENCH_BUDGET: dict[str, Any] = {
+    "budget": {"steps": 500, "time": 24 * 3600.0},
+    "exec": {"timeout": 9 * 3600.0},
+}
+# MLE-bench's reference machine ("36 vCPUs with 440GB RAM and one 24GB A10 GPU", its README)
+# given to the one kernel that runs at a time, leaving room for Podium, the warm kernel and the
+# system: 400 GiB is 429 GB of the 440. The workspace and file limits bound what a solution may
+# unpack or checkpoint (MLE-bench's largest public data is over 100 GB); /dev/shm is the 4G of
+# MLE-bench's container config (data loaders' workers share batches there); threads: 36 cores
+# of BLAS and data-loader workers pass the default 512.
+MLEBENCH_MACHINE: dict[str, Any] = {
+    "sandbox": {"memory": "400G", "workspace_size": "500G", "max_files": 5_000_000,
+                "tmp_size": "64G", "shm_size": "4G", "processes": 4096, "gpus": "all"},
+}  # fmt: skip
+# One preset per run (they do not combine), so the machine comes in two: with AIDE's search,
+# and without any (for any strategy; greedy's own defaults, mcts, ...).
 PRESETS: dict[str, dict[str, Any]] = {
     "aide": {"search": {"strategy": "greedy", "num_drafts": 5, "debug_prob": 0.5,
                         "max_debug_depth": 3}},
-    "aide-mlebench": {
-        "search": {"strategy": "greedy", "num_drafts": 5, "debug_prob": 1.0,
-                   "max_debug_depth": 20},
-        "budget": {"steps": 500, "time": 24 * 3600.0},
-        "exec": {"timeout": 9 * 3600.0},
-    },
+    "aide-mlebench": {**AIDE_SEARCH, **MLEBENCH_BUDGET},
+    "mlebench-reference": {**MLEBENCH_BUDGET, **MLEBENCH_MACHINE},
+    "aide-mlebench-reference": {**AIDE_SEARCH, **MLEBENCH_BUDGET, **MLEBENCH_MACHINE},
 }  # fmt: skip
 
 

@@ -40,6 +40,10 @@ class Task(ABC):
     metric_name: str
     task_type: str = "unknown"  # e.g. tabular-classification
     complexity: str | None = None  # the benchmark's difficulty split (MLE-bench: low/medium/high)
+    # The benchmark's rules for agents (MLE-bench's: own split, no hand-labelling, no copied
+    # solutions, ...), worded for the solution's working directory; the code model's system
+    # prompt ends with them (``podium.scaffolds.prompts.rules_section``). None: it sets none.
+    rules: str | None = None
 
     @abstractmethod
     def check_submission(self, path: Path) -> str | None:

@@ -276,6 +276,42 @@ def test_aide_mlebench_preset_has_mlebench_aide_values() -> None:
     assert (strategy.params.debug_prob, strategy.params.max_debug_depth) == (1.0, 20)
 
 
+def test_the_reference_machine_preset_is_aide_mlebench_on_mlebench_hardware() -> None:
+    cfg = load("preset=aide-mlebench-reference")
+    aide = load("preset=aide-mlebench")
+    for section in ("search", "budget", "exec"):
+        assert getattr(cfg, section) == getattr(aide, section)
+    box = cfg.sandbox
+    assert (box.memory, box.workspace_size, box.tmp_size, box.shm_size, box.gpus) == (
+        "400G",
+        "500G",
+        "64G",
+        "4G",
+        "all",
+    )
+    assert (box.processes, box.max_files) == (4096, 5_000_000)
+    assert aide.sandbox == load().sandbox  # aide-mlebench alone keeps this machine's limits
+
+
+def test_the_strategy_neutral_reference_preset_suits_any_strategy() -> None:
+    cfg = load("search.strategy=mcts", cli={"preset": "mlebench-reference"})
+    assert cfg.sandbox == load("preset=aide-mlebench-reference").sandbox
+    assert (cfg.budget.steps, cfg.budget.time, cfg.exec.timeout) == (500, 24 * 3600, 9 * 3600)
+    assert cfg.search.model_extra == {}
+    assert build_strategy(cfg, load_registry()).name == "mcts"
+
+
+def test_a_machine_setting_over_the_reference_preset() -> None:
+    cfg = load("sandbox.memory=32G", cli={"preset": "aide-mlebench-reference"})
+    assert (cfg.sandbox.memory, cfg.sandbox.gpus, cfg.budget.steps) == ("32G", "all", 500)
+    assert PRESETS["aide-mlebench-reference"]["sandbox"]["memory"] == "400G"
+
+
+def test_start_sh_and_data_folder_variables_are_not_config_keys() -> None:
+    cfg = load(environ={"PODIUM_HOME": "/home", "PODIUM_METRIC_DIRECTION": "lower"})
+    assert cfg == load()
+
+
 def test_a_later_layer_overrides_one_preset_value() -> None:
     cfg = load(
         "search.max_debug_depth=5",

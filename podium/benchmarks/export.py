@@ -5,6 +5,13 @@ One line per run of an MLE-bench task: ``{"competition_id": ..., "submission_pat
 one, ``best/submission.csv``. A run that ended without one is still listed: MLE-bench then
 grades it as no submission, which is how a missing result must count (as no medal), not as a
 run left out.
+
+Each line also has the two paths MLE-bench's ``experiments/make_submission.py`` writes for its
+checks of a run (null when absent): ``logs_path``, what its rule-violation detector reads — the
+run directory, of which it reads every ``.py`` and ``.log`` file (each node's ``solution.py``:
+in Podium everything the agent did is code it ran; the journal is SQLite, not text) — and
+``code_path``, what its plagiarism detector compares with the competition's public solutions:
+the final node's ``best/solution.py``.
 """
 
 from __future__ import annotations
@@ -19,12 +26,13 @@ from podium.errors import UserError
 
 SUMMARY = "summary.json"
 SUBMISSION = Path("best") / "submission.csv"
+CODE = Path("best") / "solution.py"
 MLEBENCH_PREFIX = "mlebench/"
 
 
 @dataclass
 class Export:
-    lines: list[dict[str, str]] = field(default_factory=list)
+    lines: list[dict[str, str | None]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # runs of tasks MLE-bench does not know
     without_submission: int = 0
 
@@ -56,12 +64,15 @@ def mlebench_jsonl(run_dirs: Iterable[Path]) -> Export:
             continue
         submission = (run_dir / SUBMISSION).resolve()
         export.without_submission += not submission.is_file()
+        code = (run_dir / CODE).resolve()
         export.lines.append(
             {
                 "competition_id": str(
                     summary.get("competition_id") or task[len(MLEBENCH_PREFIX) :]
                 ),
                 "submission_path": str(submission),
+                "logs_path": str(run_dir.resolve()),
+                "code_path": str(code) if code.is_file() else None,
                 "run_dir": str(run_dir.resolve()),
             }
         )

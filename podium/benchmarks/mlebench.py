@@ -33,6 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from podium.benchmarks.data_folder import MLEBENCH_RULES
 from podium.benchmarks.folder import FolderTask, read_description, read_registry_config, read_scores
 from podium.benchmarks.grader_worker import GraderSource
 from podium.benchmarks.grading import (
@@ -245,6 +246,7 @@ class MLEBenchTask(FolderTask):
 
     data_dir: Path = Path()
     graded_by_package: bool = False
+    rules: str | None = MLEBENCH_RULES
 
     def grader_source(self) -> GraderSource:
         """MLE-bench's package serves its graders by module name; a registry folder by path."""

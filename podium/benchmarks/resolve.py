@@ -3,7 +3,9 @@
 A folder inside an MLE-bench checkout's registry (``<checkout>/mlebench/competitions/<id>``) is
 loaded as the ``mlebench`` benchmark's task ``<id>`` from that checkout: the data ``mlebench
 prepare`` made (``--data-dir``, default MLE-bench's own), graded as MLE-bench grades it, and
-never prepared by Podium. Any other folder is a Podium task folder.
+never prepared by Podium. A folder of data and a description alone (what MLE-bench's harness
+mounts at ``/home/data``) is an ungraded data-folder task. Any other folder is a Podium task
+folder.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from podium.benchmarks.data_folder import is_data_folder, load_data_folder
 from podium.benchmarks.folder import load_folder_task
 from podium.benchmarks.mlebench import MLEBench, registry_competition
 from podium.errors import TaskError
@@ -25,6 +28,8 @@ def resolve_task(
         raise TaskError("no task given", hint=_hint(registry))
     path = Path(ref).expanduser()
     if path.is_dir():
+        if is_data_folder(path):  # MLE-bench's agent-side /home/data
+            return load_data_folder(path, obfuscated=obfuscated)
         competition = registry_competition(path)
         if competition is not None:
             checkout, task_id = competition

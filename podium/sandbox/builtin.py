@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from podium.plugins import SandboxSpec, hookimpl
-from podium.sandbox import bwrap, check, local
+from podium.sandbox import bwrap, check, container, local
 
 
 @hookimpl
@@ -26,5 +26,12 @@ def podium_sandboxes() -> list[SandboxSpec]:
             create=local.create,
             isolated=False,
             description="fresh Jupyter kernel per node, NO isolation (runs are not clean-track)",
+        ),
+        SandboxSpec(
+            name="container",
+            create=container.create,
+            isolated=False,
+            description="inside MLE-bench's container, where bwrap cannot run: the container is "
+            "the isolation boundary; limits without namespaces (runs are not clean-track)",
         ),
     ]

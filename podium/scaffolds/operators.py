@@ -18,7 +18,7 @@ from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import Message, ModelRequest, Node
 from podium.scaffolds import data_preview, memory
 from podium.scaffolds.parsing import compiles, extract
-from podium.scaffolds.prompts import Prompts
+from podium.scaffolds.prompts import Prompts, rules_section
 from podium.scaffolds.review import direction, tail
 
 PARENT_OUTPUT_CHARS = 4000
@@ -73,6 +73,7 @@ class LLMOperators(OperatorSet):
             or "the Python standard library only",
             "budget": budget_line(ctx),
             "memory": memory.good_nodes(ctx.tree, self.memory_chars, ctx.action.parent_ids),
+            "rules": rules_section(task),
         }
         if ctx.parents:
             parent = ctx.parents[0]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from string import Template
 
 from podium.errors import ConfigError
+from podium.interfaces import Task
 
 SYSTEM = """\
 You are an expert machine-learning engineer competing in a Kaggle-style competition. You write \
@@ -30,7 +31,7 @@ $direction), and print the result on its own line, exactly like this:
 - One execution may run for at most $exec_timeout; stay well below it.
 - Installed packages you may use: $packages. Do not install anything.
 - Answer with a short plan in prose, then the complete code in one ```python code block.
-"""
+$rules"""
 
 DRAFT = """\
 # Task
@@ -181,7 +182,7 @@ _COMMON = {"task_description", "data_preview", "memory", "budget", "metric_name"
 _PARENT = {"parent_plan", "parent_code", "parent_output", "parent_metric"}
 _OTHER = {"other_plan", "other_code", "other_metric"}  # a crossover's second parent
 PLACEHOLDERS: dict[str, frozenset[str]] = {
-    "system": frozenset({"metric_name", "direction", "exec_timeout", "packages"}),
+    "system": frozenset({"metric_name", "direction", "exec_timeout", "packages", "rules"}),
     "draft": frozenset(_COMMON),
     "improve": frozenset(_COMMON | _PARENT),
     "debug": frozenset(_COMMON | _PARENT | {"bug_reason", "debug_history"}),
@@ -189,6 +190,15 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "review_system": frozenset({"metric_name", "direction"}),
     "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
 }
+
+
+def rules_section(task: Task) -> str:
+    """The ``$rules`` value: the task's benchmark rules as the system prompt's last section, or
+    "" (the prompt is then exactly what it was before rules existed, so old records replay)."""
+    if not task.rules or not task.rules.strip():
+        return ""
+    heading = "The benchmark's rules (they take priority over the task description):"
+    return f"\n{heading}\n{task.rules.strip()}\n"
 
 
 def validate_overrides(overrides: Mapping[str, str]) -> None:
