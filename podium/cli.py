@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from podium import __version__
+from podium.config import PRESETS
 from podium.errors import UserError
 from podium.interfaces import RunInfo
 from podium.records import GradeReport, Node
@@ -57,6 +58,8 @@ DataDir = Annotated[
     Path | None,
     typer.Option(help="Where task data is (prepared). Default: the benchmark's own cache."),
 ]
+
+PRESET_HELP = f"Config preset: {', '.join(PRESETS)}."
 
 
 class _LineHandler(logging.Handler):
@@ -106,7 +109,12 @@ def run(
         bool, typer.Option(help="Show the agent the obfuscated description (MLE-bench).")
     ] = False,
     keep_working: Annotated[bool, typer.Option(help="Keep each node's working/ dir.")] = False,
-    preset: Annotated[str | None, typer.Option(help="Config preset: aide, aide-mlebench.")] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Config preset: aide, aide-mlebench, mlebench-reference, aide-mlebench-reference."
+        ),
+    ] = None,
     config: ConfigFile = None,
     overrides: Overrides = None,
     plugins: Plugins = None,
@@ -252,9 +260,13 @@ def print_start(run: RunInfo, search: Search) -> None:
     for gap in parts.sandbox.isolation_gaps():
         err.print(f"warning: LESS ISOLATED: {escape(gap)} (recorded as isolation_gaps)")
     if not parts.sandbox.isolated:
+        what = (
+            "leaves isolation to the container"
+            if parts.sandbox.name == "container"
+            else ("isolates nothing")
+        )
         err.print(
-            f"warning: sandbox {parts.sandbox.name!r} isolates nothing; "
-            "this run is stamped sandboxed: false"
+            f"warning: sandbox {parts.sandbox.name!r} {what}; this run is stamped sandboxed: false"
         )
     if resumed or search.discarded:
         out.print(

@@ -84,7 +84,12 @@ def bench(
     obfuscated_description: Annotated[
         bool, typer.Option(help="Show the agents the obfuscated descriptions (MLE-bench).")
     ] = False,
-    preset: Annotated[str | None, typer.Option(help="Config preset: aide, aide-mlebench.")] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Config preset: aide, aide-mlebench, mlebench-reference, aide-mlebench-reference."
+        ),
+    ] = None,
     config: ConfigFile = None,
     overrides: Overrides = None,
     plugins: Plugins = None,

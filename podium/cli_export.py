@@ -24,8 +24,8 @@ def mlebench_jsonl(
         list[Path], typer.Argument(help="Run directories, or sweep dirs holding them.")
     ],
 ) -> None:
-    """One JSON line per MLE-bench run (competition_id, submission_path) on stdout: regrade with
-    `mlebench grade --submission FILE --output-dir DIR`."""
+    """One JSON line per MLE-bench run (competition_id, submission_path, logs_path, code_path)
+    on stdout: regrade with `mlebench grade --submission FILE --output-dir DIR`."""
     from podium.benchmarks import find_run_dirs, mlebench_jsonl
 
     export = mlebench_jsonl(find_run_dirs(paths))

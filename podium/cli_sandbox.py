@@ -56,7 +56,7 @@ def run_file(
     input_dir: Annotated[Path, typer.Option("--input", help="Public data, mounted read-only.")],
     timeout: Annotated[float, typer.Option(help="Seconds before interrupt, then kill.")] = 60.0,
     memory: Annotated[str | None, typer.Option(help="Memory limit, e.g. 4G.")] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, bwrap or local.")] = "auto",
+    sandbox: Annotated[str, typer.Option(help="auto, bwrap, local or container.")] = "auto",
     python: Annotated[str | None, typer.Option(help="The solutions' interpreter.")] = None,
     keep_working: Annotated[bool, typer.Option(help="Hand working/ over too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
