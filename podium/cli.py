@@ -170,7 +170,13 @@ def grade(
     from podium.benchmarks import resolve_task
 
     loaded = resolve_task(task, load_registry(plugins or []), data_dir)
-    report = loaded.grade(submission.resolve())  # your own file: links in its path followed
+    try:  # your own file: links in its path followed
+        path = submission.resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links, a name too long
+        raise UserError(
+            f"cannot follow the path {submission}: {exc}", hint="give the submission's real path"
+        ) from None
+    report = loaded.grade(path)
     if report is None:
         raise UserError(f"task {loaded.id} cannot be graded (no private answers or leaderboard)")
     if as_json:  # as grade.json holds it: a NaN score stays NaN (as in MLE-bench's reports)

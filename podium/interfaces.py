@@ -47,10 +47,17 @@ class Task(ABC):
 
     @abstractmethod
     def check_submission(self, path: Path) -> str | None:
-        """Format-only check of a submission file: ``None`` when valid, else the reason.
+        """Would the benchmark grade this submission file? ``None`` when yes, else the reason.
 
-        Never reveals a score: it may look at columns, ids and row count, not at answers.
+        Never reveals a score: it may run the task's grader on public stand-ins, look at
+        columns, ids and row count, but never at the private answers. Called from a worker
+        thread; it may block.
         """
+
+    def warm_up(self) -> None:
+        """Get ready what ``check_submission`` needs (a grader process), so that the first node
+        does not wait for it. Called once per run from a worker thread; optional."""
+        return  # nothing to prepare by default
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport | None:
         """Grade on the private answers — host side, after the run, never during it.

@@ -58,6 +58,8 @@ SAMPLE_PATTERNS = (
 )
 KEY_TABLE_CAP = 512 * 1024 * 1024  # bytes: public tables larger than this are not read for keys
 EXAMPLES = 3
+SHOWN_CHARS = 40  # of a value quoted in a reason
+MAX_REASON_CHARS = 300  # a reason reaches the model's debug prompt: it stays one short line
 SCRIPT_NAME = "validate_submission.py"  # this file's name in the solution's working directory
 
 csv.field_size_limit(2**31 - 1)  # encoded masks and long texts are single huge fields
@@ -78,7 +80,9 @@ def check(submission: Path | bytes, sample: Path, max_bytes: int | None = None) 
     try:
         _check(submission, Path(sample), max_bytes)
     except Invalid as exc:
-        return str(exc)
+        return _cut(" ".join(str(exc).split()), MAX_REASON_CHARS)
+    except MemoryError:
+        return "the submission cannot be checked: it needs more memory than this process has"
     return None
 
 
@@ -90,8 +94,7 @@ def _check(submission: Path | bytes, sample: Path, max_bytes: int | None) -> Non
         raise Invalid(
             f"the submission is {len(data):,} bytes, over the {cap:,}-byte limit for this task"
         )
-    table = _parse_csv(data, "the submission")
-    _check_columns(table.header, expected.header)
+    table = _parse_csv(data, "the submission", expected.header, len(expected.rows))
     if len(table.rows) != len(expected.rows):
         raise Invalid(
             f"the submission has {len(table.rows):,} rows; expected {len(expected.rows):,} "
@@ -110,8 +113,8 @@ def size_cap(sample: Path) -> int:
 
 
 class Table:
-    """A parsed CSV: its header and rows, each row padded to the header's width (as pandas
-    fills a short row with blanks)."""
+    """A parsed CSV: its header and its rows, each a list of the kept columns' values (a short
+    row's missing fields are blank, as pandas fills them)."""
 
     def __init__(self, header: list[str], rows: list[list[str]]) -> None:
         self.header, self.rows = header, rows
@@ -128,6 +131,8 @@ def _read(path: Path, what: str, cap: int | None) -> bytes:
         size = path.stat().st_size
     except OSError:
         raise Invalid(f"{what} {path} does not exist") from None
+    if path.is_symlink():  # as on the host, where a solution's links are never followed
+        raise Invalid(f"{what} {path} is a symbolic link, not a file")
     if not path.is_file():
         raise Invalid(f"{what} {path} is not a file")
     if size == 0:
@@ -141,33 +146,60 @@ def _read(path: Path, what: str, cap: int | None) -> bytes:
         raise Invalid(f"cannot read {what}: {exc.strerror}") from None
 
 
-def _parse_csv(data: bytes, what: str) -> Table:
-    """The CSV's table; raises Invalid with the reason it cannot be read."""
+def _parse_csv(
+    data: bytes, what: str, keep: Sequence[str] | None = None, max_rows: int | None = None
+) -> Table:
+    """The CSV's table, read as pandas reads it; raises Invalid with the reason it cannot be.
+
+    Only the columns named in ``keep`` (all, without it) are kept, in that order, and reading
+    stops after ``max_rows + 1`` rows: memory stays near the sample's size, whatever the file.
+    A first row one field longer than the header makes its first field an index, as in pandas.
+    """
     if not data:
         raise Invalid(f"{what} is an empty file")
-    if b"\x00" in data:
-        raise Invalid(f"{what} is not a text CSV (it holds binary data)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise Invalid(f"{what} is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     try:
-        lines = [row for row in csv.reader(io.StringIO(text, newline=""), strict=True) if row]
+        return _read_table(text, what, keep, max_rows, strict=True)
     except csv.Error as exc:
-        raise Invalid(f"{what} is not a valid CSV: {exc}") from None
-    if not lines:
+        if "unexpected end of data" in str(exc):  # a quote never closed: pandas refuses it too
+            raise Invalid(f"{what} is not a valid CSV: a quoted field is never closed") from None
+    return _read_table(text, what, keep, max_rows, strict=False)  # pandas' lenient quoting
+
+
+def _read_table(
+    text: str, what: str, keep: Sequence[str] | None, max_rows: int | None, strict: bool
+) -> Table:
+    lines = (row for row in csv.reader(io.StringIO(text, newline=""), strict=strict) if row)
+    header = next(lines, None)
+    if header is None:
         raise Invalid(f"{what} has no header line")
-    header, width = lines[0], len(lines[0])
-    for line, row in enumerate(lines[1:], start=2):
-        if len(row) > width:
+    width = len(header)
+    if keep is not None:
+        _check_columns(header, keep)
+    names = list(dict.fromkeys(keep if keep is not None else header))
+    where = [header.index(name) for name in names]
+    rows: list[list[str]] = []
+    offset = 0
+    for line, row in enumerate(lines, start=2):
+        if line == 2 and len(row) == width + 1:
+            offset = 1
+        if len(row) > width + offset:
             raise Invalid(f"line {line} of {what} has {len(row)} fields; the header has {width}")
-    return Table(header, [row + [""] * (width - len(row)) for row in lines[1:]])
+        rows.append([row[i + offset] if i + offset < len(row) else "" for i in where])
+        if max_rows is not None and len(rows) > max_rows:
+            raise Invalid(f"{what} has more than {max_rows:,} rows; expected {max_rows:,}")
+    return Table(names, rows)
 
 
-def _check_columns(header: list[str], expected: list[str]) -> None:
-    missing = [name for name in expected if name not in header]
+def _check_columns(header: list[str], expected: Sequence[str]) -> None:
+    present = set(header)
+    missing = [name for name in expected if name not in present]
     if missing:
-        raise Invalid(f"the submission lacks the columns {missing} (expected {expected})")
+        shown = _cut(f"{missing} (expected {list(expected)})")
+        raise Invalid(f"the submission lacks the columns {shown}")
 
 
 def _canonical(value: str) -> str:
@@ -245,7 +277,9 @@ def _check_key(values: list[str], expected: list[str], name: str) -> None:
         raise Invalid(f"{blank} rows of the submission have no {name}")
     twice = [value for value, n in got.items() if n > want.get(value, 0) and value in want]
     if twice:
-        raise Invalid(f"{name} {twice[0]!r} appears more often than in the sample submission")
+        raise Invalid(
+            f"{name} {_examples(twice[:1])} appears more often than in the sample submission"
+        )
     unknown = [value for value in got if value not in want]
     absent = [value for value in want if value not in got]
     raise Invalid(
@@ -272,7 +306,11 @@ def _is_number(value: str) -> bool:
 
 
 def _examples(values: Sequence[str]) -> str:
-    return ", ".join(repr(v) for v in values[:EXAMPLES])
+    return ", ".join(_cut(repr(v), SHOWN_CHARS) for v in values[:EXAMPLES])
+
+
+def _cut(text: str, limit: int = MAX_REASON_CHARS // 2) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- the agent's command line ------------------------------------------------------------

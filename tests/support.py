@@ -217,3 +217,13 @@ def make_deep(root: Path, levels: int, name: str = "a") -> None:
     with open(os.open("hidden", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as f:
         f.write(b"x" * 1024 * 1024)
     os.close(fd)
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 120.0) -> None:
+    """Poll ``condition`` until it holds: for events with no notification to wait on (a process
+    reaped by another). The generous deadline only bounds a test that would otherwise hang."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not true after {timeout_s:.0f} s: {condition}")
+        time.sleep(0.05)

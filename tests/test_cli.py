@@ -146,3 +146,12 @@ def test_grade_an_mlebench_competition_folder_nan_and_unreadable(tmp_path: Path)
         "score: none, invalid submission: cannot read the submission: 'utf-8' codec can't decode"
     )
     assert files_under(MLEBENCH_FIXTURE) == before  # no lock, no marker written there
+
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    looped = podium_cli("grade", str(folder), str(loop), "--data-dir", str(data))
+    assert looped.returncode != 0 and "Traceback" not in looped.stderr
+    assert looped.stderr.startswith("error: cannot follow the path") and "hint:" in looped.stderr
+    too_long = podium_cli("grade", str(folder), str(tmp_path / ("a" * 300 + ".csv")),
+                          "--data-dir", str(data))  # fmt: skip
+    assert too_long.returncode == 0 and "File name too long" in too_long.stdout

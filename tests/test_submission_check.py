@@ -56,9 +56,11 @@ def public(tmp_path: Path, sample: Path) -> Path:
         "id,label,prob\n1,a,1\n2,a,NaN\n3,a,\n4,,1\n",  # blanks: the grader decides
         "id,label,prob\n1,a,1\n2,a\n3,a,1\n4,a,1\n",  # a short row is padded with a blank
         "id,label,prob\n1,a,1\n2,a,inf\n3,a,1\n4,a,1\n",  # pandas reads inf as a number
+        "id,label,prob\n0,1,a,1\n1,2,a,1\n2,3,a,1\n3,4,a,1\n",  # an unnamed index column
+        'id,label,prob,note\n1,a,1,"x"y\n2,a,1,\x00\n3,a,1,\n4,a,1,\n',  # pandas' lenient text
     ],
     ids=["good", "column order", "row order", "id spelling", "quoted text", "crlf",
-         "extra column", "blanks", "short row", "infinity"],
+         "extra column", "blanks", "short row", "infinity", "index column", "odd text"],
 )  # fmt: skip
 def test_submissions_a_grader_can_read_pass(public: Path, sample: Path, content: str) -> None:
     assert check(submit(public / "out", content), sample) is None
@@ -70,7 +72,7 @@ def test_submissions_a_grader_can_read_pass(public: Path, sample: Path, content:
         ("id,label\n1,dog\n2,cat\n3,dog\n4,cat\n", ["lacks the columns ['prob']"]),
         ("id,label,Prob\n1,a,1\n2,a,1\n3,a,1\n4,a,1\n", ["lacks the columns ['prob']"]),
         ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n", ["3 rows", "expected 4"]),
-        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n4,a,1\n5,a,1\n", ["5 rows", "expected 4"]),
+        ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n4,a,1\n5,a,1\n", ["more than 4 rows"]),
         ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n3,a,1\n", ["id '3' appears more often"]),
         ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n9,a,1\n", ["1 id values are not", "'9'", "'4'"]),
         ("id,label,prob\n1,a,1\n2,a,1\n3,a,1\n,a,1\n", ["1 rows", "no id"]),
@@ -78,9 +80,9 @@ def test_submissions_a_grader_can_read_pass(public: Path, sample: Path, content:
         ("id,label,prob\n1,a,1\n2,a,1,0\n3,a,1\n4,a,1\n", ["line 3", "4 fields", "header has 3"]),
         ("", ["empty file"]),
         ("\n\n", ["no header"]),
-        (b"PK\x03\x04\x00\x00binary zip", ["not a text CSV"]),
+        (b"PK\x03\x04\x14\x00\x08\x00\xff\x9a", ["not UTF-8"]),
         (b"id,label,prob\n1,\xe9t\xe9,1\n", ["not UTF-8"]),
-        ('id,label,prob\n1,"unclosed,1\n', ["not a valid CSV"]),
+        ('id,label,prob\n1,"unclosed,1\n', ["not a valid CSV", "never closed"]),
     ],
     ids=[
         "missing column", "renamed column", "too few rows", "too many rows", "duplicate id",
@@ -131,9 +133,32 @@ def test_the_sample_is_found_whatever_its_case(tmp_path: Path, name: str) -> Non
     assert submission_check.find_sample(tmp_path) == tmp_path / name
 
 
-def test_a_missing_file_or_a_directory(tmp_path: Path, sample: Path) -> None:
+def test_a_missing_file_a_directory_or_a_link(tmp_path: Path, sample: Path) -> None:
     assert "does not exist" in (check(tmp_path / "absent.csv", sample) or "")
     assert "not a file" in (check(tmp_path, sample) or "")
+    (tmp_path / "link.csv").symlink_to(sample)
+    assert "symbolic link" in (check(tmp_path / "link.csv", sample) or "")
+
+
+def test_a_wide_or_long_file_costs_the_samples_memory_and_a_short_reason(
+    public: Path, sample: Path
+) -> None:
+    """Only the sample's columns are kept and reading stops past its row count: a 100 MB file
+    of short rows, or a header of a million names, is refused without holding it in memory."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    wide = ",".join(["id", "label", "prob"] + [f"x{i}" for i in range(10**6)])
+    assert check(submit(public / "w", wide + "\n1\n" * 4 + "\n1\n" * 10**6), sample) == (
+        "the submission has more than 4 rows; expected 4"
+    )
+    long = "id,label,prob\n" + "1,a,1\n" * (15 * 10**6)
+    assert "more than 4 rows" in (check(submit(public / "l", long), sample) or "")
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 800  # the file's text, never a list per row (~6 GB before)
+    huge_id = "id,label,prob\n" + "".join(f"{'9' * 10**6}{i},a,1\n" for i in range(4))
+    reason = check(submit(public / "h", huge_id), sample) or ""
+    assert "not in the sample submission" in reason and len(reason) <= 300
 
 
 def test_a_huge_file_is_refused_before_it_is_read(tmp_path: Path, sample: Path) -> None:
@@ -160,7 +185,7 @@ def test_several_rows_per_id_are_checked_by_count(tmp_path: Path) -> None:
 
 def test_a_broken_sample_is_reported_not_raised(tmp_path: Path) -> None:
     sample = tmp_path / "sample_submission.csv"
-    sample.write_bytes(b"\x00\x01")
+    sample.write_bytes(b"\xff\xfe\x00\x01")
     assert "sample submission" in (check(submit(tmp_path, GOOD), sample) or "")
 
 

@@ -101,6 +101,9 @@ class FolderTask(Task):
             return verdict.reason if verdict.outcome == "invalid" else None
         return check(data, self.sample_submission, cap)
 
+    def warm_up(self) -> None:
+        self._grader_check.start()
+
     def grader_source(self) -> GraderSource:
         """Where the format check's worker loads this task's grade function from."""
         return GraderSource(str(self.config["grader"]["grade_fn"]), str(self.folder))

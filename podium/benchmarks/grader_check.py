@@ -110,6 +110,8 @@ class StandInCheck:
             submission = read_submission(data)
         except UnreadableSubmission as exc:
             return Verdict("invalid", str(exc))
+        except MemoryError:
+            return Verdict("unknown", "reading the submission ran out of memory")
         if not self.trusted:
             return Verdict("unknown", "the grader rejects the sample against every stand-in")
         try:

@@ -5,9 +5,12 @@ file that sends a metric into a loop. So :mod:`podium.benchmarks.grader_check` r
 process of its own, started once per task and reused for every node, with a cap on its address
 space, one thread per numeric library, no secrets in its environment and its own scratch
 directory as working directory (MLE-bench's package writes a ``./cache`` when imported). Every
-answer is awaited with a deadline; a worker that dies, hangs or cannot load the grader gives the
-verdict "unknown", which the caller answers with the structural check. After ``MAX_STARTS``
-failed workers the task stops asking.
+answer is awaited with a deadline; a worker that dies or hangs on a submission gives the
+verdict "unknown", which the caller answers with the structural check, and a fresh worker
+answers the next one (a hostile file costs its own node the deadline, never the check). A
+worker that cannot start (the grader does not load) is retried ``MAX_START_FAILURES`` times,
+then the task stops asking. The worker runs in a process group of its own, killed whole, and
+dies with its parent (``PR_SET_PDEATHSIG``); scratch directories of dead hosts are swept.
 
 Protocol (JSON lines over the child's stdin and a private copy of its stdout; the grader's own
 prints go to its stderr, which is discarded): the first line configures it, the child answers
@@ -17,11 +20,13 @@ of the submission in the scratch directory) is answered ``{"outcome": ..., "reas
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,9 +41,11 @@ from podium.benchmarks.grader_check import GradeFn, Verdict
 
 START_TIMEOUT_S = 600.0  # imports, the grader, and one grading per stand-in
 VERDICT_TIMEOUT_S = 300.0
-MAX_STARTS = 3
+MAX_START_FAILURES = 3
+SCRATCH_PREFIX = "podium-grader-"
 MEMORY_BYTES = 8 * 1024**3
 MAX_LINE = 1024 * 1024
+PR_SET_PDEATHSIG = 1  # prctl(2)
 _PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MLEBENCH_REPO", "XDG_CACHE_HOME")
 _ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_MAX_THREADS")
 
@@ -65,11 +72,11 @@ class GraderWorker:
 
     def __init__(self, source: GraderSource, sample: Path, keys: tuple[str, ...]) -> None:
         self._config = {"source": asdict(source), "sample": str(sample), "keys": list(keys),
-                        "memory": MEMORY_BYTES}  # fmt: skip
+                        "memory": MEMORY_BYTES, "host": os.getpid()}  # fmt: skip
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._scratch: Path | None = None
-        self._starts = 0
+        self._start_failures = 0
         self._broken = ""
         self._finalizer = weakref.finalize(self, _stop, [None, None])
 
@@ -86,6 +93,14 @@ class GraderWorker:
                 self._stop()
                 return Verdict("unknown", f"the grader could not be run: {exc}")
 
+    def start(self) -> None:
+        """Start the worker now (it otherwise starts on the first question); never raises."""
+        with self._lock:
+            try:
+                self._running()
+            except _Failed:
+                self._stop()
+
     def close(self) -> None:
         with self._lock:
             self._stop()
@@ -93,21 +108,25 @@ class GraderWorker:
     def _running(self) -> tuple[subprocess.Popen[bytes], Path]:
         if self._proc is not None and self._proc.poll() is None and self._scratch is not None:
             return self._proc, self._scratch
-        if self._broken or self._starts >= MAX_STARTS:
-            raise _Failed(self._broken or f"it failed {self._starts} times")
+        if self._broken or self._start_failures >= MAX_START_FAILURES:
+            raise _Failed(self._broken or f"it failed to start {self._start_failures} times")
         self._stop()
-        self._starts += 1
-        scratch = Path(tempfile.mkdtemp(prefix="podium-grader-"))
+        _sweep_scratch()
+        scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         env.update(dict.fromkeys(_ONE_THREAD, "1"), PYTHONPATH=os.pathsep.join(sys.path))
         proc = subprocess.Popen(
             [sys.executable, "-m", __name__], cwd=scratch, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         self._proc, self._scratch = proc, scratch
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, _stop, [proc, scratch])
-        reply = self._ask(proc, self._config, START_TIMEOUT_S)
+        try:
+            reply = self._ask(proc, self._config, START_TIMEOUT_S)
+        except _Failed:
+            self._start_failures += 1
+            raise
         if "error" in reply:
             self._broken = str(reply["error"])
             raise _Failed(self._broken)
@@ -161,8 +180,11 @@ def _read_line(fd: int, deadline: float) -> bytes:
 
 def _stop(parts: list[Any]) -> None:
     proc, scratch = parts
-    if proc is not None and proc.poll() is None:
-        proc.kill()
+    if proc is not None:
+        try:  # the whole group: a grader's own children (joblib workers) too
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
         proc.wait()
     if proc is not None:
         for stream in (proc.stdin, proc.stdout):
@@ -172,7 +194,37 @@ def _stop(parts: list[Any]) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _sweep_scratch() -> None:
+    """Remove the scratch directories of hosts that died without cleaning up (``os._exit``,
+    SIGKILL): their names carry the host's pid."""
+    for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = path.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 # --- the child ------------------------------------------------------------------------------
+
+
+def _die_with_parent(host: int) -> None:
+    """SIGKILL this process when the host dies (Linux), so no grader outlives its run."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != host:  # the host died before the request took effect
+        os._exit(1)
 
 
 def main() -> int:
@@ -181,6 +233,7 @@ def main() -> int:
     os.dup2(2, 1)  # the grader's prints must not reach the protocol
     requests = sys.stdin
     config = json.loads(requests.readline() or "{}")
+    _die_with_parent(int(config.get("host", os.getppid())))
     try:
         check = _configure(config)
     except Exception as exc:

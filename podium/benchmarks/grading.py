@@ -330,7 +330,11 @@ def _parse_submission(source: BinaryIO) -> pd.DataFrame:
         frame: pd.DataFrame = pd.read_csv(source, **_EXACT_FLOATS)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()  # MLE-bench hands an empty file to the grader as an empty frame
+    except MemoryError:
+        raise  # this process's limit, not the file's fault
     except Exception as exc:  # whatever pandas makes of the bytes, the submission is unreadable
+        if "out of memory" in str(exc):  # pandas' C parser reports its failed allocations so
+            raise MemoryError(str(exc)) from None
         raise UnreadableSubmission(f"cannot read the submission: {_read_reason(exc)}") from None
     return frame
 
@@ -395,7 +399,24 @@ def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | 
         submission_df = read_submission(submission)
     except UnreadableSubmission as exc:
         return None, str(exc)
+    except MemoryError:
+        return None, "cannot read the submission: out of memory"
     return apply_grader(grade_fn, submission_df, answers_data)
+
+
+def _not_gradable(submission: Path) -> str | None:
+    """Why MLE-bench would not grade ``submission`` at all (it grades a regular ``.csv`` file),
+    or None."""
+    try:
+        if submission.is_file() and submission.suffix.lower() == ".csv":
+            return None
+        return (
+            f"{submission} is not a .csv file"
+            if submission.exists()
+            else (f"no submission at {submission}")
+        )
+    except OSError as exc:  # a name too long, a path through a file
+        return f"cannot read the submission: {one_line(exc)}"
 
 
 def grade_submission(
@@ -417,14 +438,10 @@ def grade_submission(
     the task's own answers are unusable (:func:`load_answers`).
     """
     score: float | None = None
-    error: str | None = None
-    exists = submission.is_file() and submission.suffix.lower() == ".csv"
+    error = _not_gradable(submission)
+    exists = error is None
     if exists:
         score, error = _score(submission, answers, grade_fn)
-    elif submission.exists():
-        error = f"{submission} is not a .csv file"
-    else:
-        error = f"no submission at {submission}"
     ranked = rank_score(score, leaderboard)
     return GradeReport(
         competition_id=competition_id,

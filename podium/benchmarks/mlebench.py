@@ -355,6 +355,8 @@ def grade_with_mlebench(
                 read_submission(graded)
             except UnreadableSubmission as exc:
                 unreadable = str(exc)
+            except MemoryError:
+                unreadable = "cannot read the submission: out of memory"
         grader_log.addHandler(said)
         try:
             competition = registry.registry.set_data_dir(data_dir).get_competition(competition_id)

@@ -195,6 +195,7 @@ class Search:
             task.cancel()
 
     async def _loop(self) -> None:
+        warm_up = asyncio.create_task(asyncio.to_thread(self.parts.task.warm_up))
         while self.stop_reason is None:
             self._launch()
             if not self.in_flight:
@@ -205,6 +206,7 @@ class Search:
                 del self.in_flight[task]
                 self._settle(task)
         await self._cancel_in_flight()
+        await warm_up
 
     def _launch(self) -> None:
         while self.stop_reason is None and len(self.in_flight) < self.settings.workers:
@@ -340,11 +342,8 @@ class Search:
         result = await self._execute(node)
         self.run_dir.write_text(node.id, "output.txt", result.output)
         has_submission = (self.run_dir.node_dir(node.id) / SUBMISSION).is_file()
-        submission_problem = (
-            await asyncio.to_thread(self._submission_problem, node.id)  # may run the grader
-            if has_submission
-            else result.submission_refused or f"no {SUBMISSION_WRITTEN} was written"
-        )
+        # The check may run the task's grader: it runs while the review model is asked.
+        checking = asyncio.create_task(self._check_submission(node.id, has_submission, result))
         timings = node.timings.model_copy(
             update={"kernel_start_s": result.kernel_start_s, "exec_s": result.duration_s}
         )
@@ -354,13 +353,18 @@ class Search:
         )  # fmt: skip
         self.journal.update(node, self.elapsed())
         opinion: review.ModelReview | str | None = None
-        if self.parts.review_model is not None:
-            try:
+        try:
+            if self.parts.review_model is not None:
                 opinion = await review.ask_model(
                     task, node.code, result, client, self.parts.prompts
                 )
-            except ModelFatalError as exc:
-                raise StopRun(_fatal_message(exc)) from exc
+            submission_problem = await checking
+        except ModelFatalError as exc:
+            checking.cancel()
+            raise StopRun(_fatal_message(exc)) from exc
+        except BaseException:
+            checking.cancel()
+            raise
         verdict = review.judge(task, result, opinion, submission_problem)
         return node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
@@ -381,6 +385,13 @@ class Search:
             result = sandbox_failure(exc)
         (root / "output.txt").write_text(result.output, encoding="utf-8")
         return result
+
+    async def _check_submission(
+        self, node_id: int, has_submission: bool, result: ExecResult
+    ) -> str | None:
+        if not has_submission:
+            return result.submission_refused or f"no {SUBMISSION_WRITTEN} was written"
+        return await asyncio.to_thread(self._submission_problem, node_id)
 
     def _submission_problem(self, node_id: int) -> str | None:
         return submission_problem(self.parts.task, self.run_dir.node_dir(node_id) / SUBMISSION)

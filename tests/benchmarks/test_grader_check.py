@@ -4,6 +4,8 @@ and a grader that misbehaves costs the check nothing but falls back to the struc
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,7 +15,8 @@ from sklearn.metrics import roc_auc_score
 
 from podium.benchmarks import grader_worker
 from podium.benchmarks.grader_check import StandInCheck, Verdict, stand_ins
-from podium.benchmarks.grader_worker import GraderSource, GraderWorker
+from podium.benchmarks.grader_worker import MAX_START_FAILURES, GraderSource, GraderWorker
+from tests.support import wait_until
 
 
 def frame(text: str) -> pd.DataFrame:
@@ -131,6 +134,10 @@ def grade(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
         bytearray(64 * 1024**3)
     if "die" in set(submission["y"].astype(str)):
         os._exit(3)
+    if "spawn" in set(submission["y"].astype(str)):
+        import subprocess
+        subprocess.Popen(["sh", "-c", "exec -a podium-test-grader-child sleep 1000"])
+        time.sleep(3600)
     if len(submission) != len(answers):
         raise ValueError("expected %d rows" % len(answers))
     return 1.0
@@ -161,20 +168,70 @@ def test_a_grader_that_hangs_dies_or_eats_memory_gives_unknown(
 ) -> None:
     assert worker.verdict(b"id,y\n1,b\n2,c\n").outcome == "valid"  # started, under no deadline
     monkeypatch.setattr(grader_worker, "VERDICT_TIMEOUT_S", 2.0)  # the grader never answers
-    hung = worker.verdict(b"id,y\n1,hang\n2,c\n")
-    assert (hung.outcome, hung.reason) == (
-        "unknown",
-        "the grader could not be run: it took too long",
-    )
+    for _ in range(MAX_START_FAILURES + 1):  # a hostile file costs its node, never the check
+        hung = worker.verdict(b"id,y\n1,hang\n2,c\n")
+        assert hung == Verdict("unknown", "the grader could not be run: it took too long")
     monkeypatch.setattr(grader_worker, "VERDICT_TIMEOUT_S", 300.0)
     assert worker.verdict(b"id,y\n1,huge\n2,c\n").outcome == "unknown"  # 64 GiB over the cap
     died = worker.verdict(b"id,y\n1,die\n2,c\n")
     assert died == Verdict("unknown", "the grader could not be run: it exited")
-    assert worker.verdict(b"id,y\n1,b\n").outcome == "invalid"  # a third worker answers
-    worker.verdict(b"id,y\n1,die\n2,c\n")
-    assert worker.verdict(b"id,y\n1,b\n2,c\n").reason == (
-        "the grader could not be run: it failed 3 times"
-    )
+    assert worker.verdict(b"id,y\n1,b\n").outcome == "invalid"  # a fresh worker answers
+
+
+def test_a_killed_grader_takes_its_children_along(
+    worker: GraderWorker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(grader_worker, "VERDICT_TIMEOUT_S", 3.0)
+    assert worker.verdict(b"id,y\n1,spawn\n2,c\n").outcome == "unknown"
+    assert not _processes_with("podium-test-grader-child")
+
+
+def test_the_worker_dies_with_its_host_and_its_scratch_is_swept(tmp_path: Path) -> None:
+    """A host gone without cleaning up (os._exit, SIGKILL) while its grader is busy leaves no
+    grader running, and the next host removes its scratch directory."""
+    (tmp_path / "grade.py").write_text(textwrap.dedent(GRADER))
+    sample = tmp_path / "sample_submission.csv"
+    sample.write_text("id,y\n1,a\n2,a\n")
+    host = textwrap.dedent(f"""
+        import os, threading, time
+        from pathlib import Path
+        from podium.benchmarks.grader_worker import GraderSource, GraderWorker
+        source = GraderSource("x.grade:grade", {str(tmp_path)!r})
+        w = GraderWorker(source, Path({str(sample)!r}), ())
+        assert w.verdict(b"id,y\\n1,b\\n2,c\\n").outcome == "valid"
+        print(w._proc.pid, w._scratch, flush=True)
+        threading.Thread(target=w.verdict, args=(b"id,y\\n1,hang\\n2,c\\n",)).start()
+        time.sleep(1)  # the worker is busy grading, not waiting on its stdin
+        os._exit(0)
+    """)
+    out = subprocess.run([sys.executable, "-c", host], capture_output=True, text=True, check=True)
+    pid, scratch = out.stdout.split()
+    wait_until(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid))
+    assert Path(scratch).exists()
+    worker = GraderWorker(GraderSource("x.grade:grade", str(tmp_path)), sample, ())
+    try:
+        assert worker.verdict(b"id,y\n1,b\n2,c\n").outcome == "valid"
+        assert not Path(scratch).exists()
+    finally:
+        worker.close()
+
+
+def _zombie(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _processes_with(marker: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(proc.name)
+        except OSError:
+            continue
+    return found
 
 
 def test_a_grader_that_cannot_be_loaded_gives_unknown(tmp_path: Path) -> None:
