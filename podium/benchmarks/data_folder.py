@@ -44,14 +44,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from podium.benchmarks.folder import read_description
+from podium.benchmarks.folder import read_description, read_handed_over
 from podium.benchmarks.metric_direction import DIRECTION_ENV, HEADING, metric_from_env, read_metric
 from podium.benchmarks.validation_server import ServerVerdict, ValidationServer, validation_server
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.scaffolds import count_rows
 from podium.submission_check import MIN_SIZE_CAP, Invalid, check, find_sample, size_cap
-from podium.untrusted import Refused, read_untrusted
 
 log = logging.getLogger("podium.benchmarks")
 
@@ -126,12 +125,9 @@ class DataFolderTask(Task):
         """The validation server's verdict when it gives one, else the structural check."""
         sample = self.sample_submission
         cap = size_cap(sample) if sample is not None else MIN_SIZE_CAP
-        try:
-            data = read_untrusted(path, max_bytes=cap, shown="the submission")
-        except FileNotFoundError:
-            return f"the submission {path} does not exist"
-        except Refused as exc:
-            return str(exc)
+        data = read_handed_over(path, cap)
+        if isinstance(data, str):
+            return data
         if self.server is not None:
             verdict = self.server.ask(data)
             if isinstance(verdict, ServerVerdict):

@@ -90,12 +90,9 @@ class FolderTask(Task):
         """The competition's grader on public stand-ins decides where it can (see
         ``grader_check``); elsewhere the structural check does."""
         cap = size_cap(self.sample_submission)
-        try:
-            data = read_untrusted(path, max_bytes=cap, shown="the submission")
-        except FileNotFoundError:
-            return f"the submission {path} does not exist"
-        except Refused as exc:
-            return str(exc)
+        data = read_handed_over(path, cap)
+        if isinstance(data, str):
+            return data
         verdict = self._grader_check.verdict(data)
         if verdict.outcome != "unknown":
             return verdict.reason if verdict.outcome == "invalid" else None
@@ -130,6 +127,17 @@ class FolderTask(Task):
             self.public_dir.glob("*.csv")
         )
         return count_rows(trains[0]) if trains else None
+
+
+def read_handed_over(path: Path, cap: int) -> bytes | str:
+    """A node's submission, read through ``podium.untrusted`` (no link followed, at most
+    ``cap`` bytes), or why it cannot be."""
+    try:
+        return read_untrusted(path, max_bytes=cap, shown="the submission")
+    except FileNotFoundError:
+        return f"the submission {path} does not exist"
+    except Refused as exc:
+        return str(exc)
 
 
 def read_registry_config(folder: Path) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from podium.benchmarks.grader_check import GradeFn, Verdict
+from podium.processes import pid_alive
 
 START_TIMEOUT_S = 600.0  # imports, the grader, and one grading per stand-in
 VERDICT_TIMEOUT_S = 300.0
@@ -199,18 +200,8 @@ def _sweep_scratch() -> None:
     SIGKILL): their names carry the host's pid."""
     for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
         pid = path.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # --- the child ------------------------------------------------------------------------------

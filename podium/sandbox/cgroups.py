@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from podium.processes import pid_alive
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _counter = itertools.count()
 
@@ -226,16 +228,6 @@ class KernelCgroup:
         return done
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 LEFTOVER = re.compile(r"^podium-(\d+)-")
 
 
@@ -250,7 +242,7 @@ def sweep_leftovers(support: CgroupSupport) -> int:
             continue
         for entry in entries:
             match = LEFTOVER.match(entry.name)
-            if match and not _pid_alive(int(match.group(1))):
+            if match and not pid_alive(int(match.group(1))):
                 for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
                     if (entry / name).exists():
                         with contextlib.suppress(OSError):
