@@ -37,7 +37,8 @@ still starting, to the last node's finish):
 measure what the 100 ms waits at kernel clean-up cost; it is not how Podium runs.
 
 Usage:  .venv/bin/python perf/parallel_throughput.py [--workers 1,2,4,8] [--steps-per-worker 8]
-            [--min-steps 16] [--latency 1,2] [--seed 0] [--json FILE]
+            [--min-steps 16] [--latency 1,2] [--seed 0] [--schedule reproducible|eager]
+            [--json FILE]
             [--what-if-control-linger-0]
 """
 
@@ -324,13 +325,21 @@ def control_linger_0() -> None:
 
 
 def _config(
-    base: Path, name: str, data_dir: Path, workers: int, steps: int, url: str, seed: int
+    base: Path,
+    name: str,
+    data_dir: Path,
+    workers: int,
+    steps: int,
+    url: str,
+    seed: int,
+    schedule: str = "reproducible",
 ) -> dict[str, Any]:
     return {
         "task": str(TOY_TASK),
         "out": str(base / name),
         "data_dir": str(data_dir),
         "workers": workers,
+        "schedule": schedule,
         "seed": seed,
         "budget": {"steps": steps},
         "model": {"name": MODEL, "base_url": url},
@@ -398,7 +407,9 @@ def measure(
             for watcher in watchers:
                 watcher.cancel()
 
-    cfg = _config(base, f"run-w{workers}", data_dir, workers, steps, fake.url, args.seed)
+    cfg = _config(
+        base, f"run-w{workers}", data_dir, workers, steps, fake.url, args.seed, args.schedule
+    )
     t0 = time.perf_counter()
     with probed(probes):
         result = podium.run(cfg, on_node=on_node, on_start=on_start)
@@ -560,6 +571,12 @@ def main() -> None:
     parser.add_argument("--min-steps", type=int, default=16)
     parser.add_argument("--latency", default="1,2", help="model latency range LO,HI in seconds")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--schedule",
+        default="reproducible",
+        choices=["reproducible", "eager"],
+        help="the loop's schedule (config key `schedule`)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--what-if-control-linger-0",

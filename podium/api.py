@@ -12,6 +12,7 @@ import contextlib
 import logging
 import re
 import signal
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,7 +37,7 @@ from podium.plugins import (
 from podium.plugins.backends.answers import RecordedAnswer
 from podium.plugins.backends.replay import ReplayBackend
 from podium.recorded import load_recorded, recorded_models
-from podium.records import GradeReport, Message, ModelRequest, Node
+from podium.records import GradeReport, Message, ModelRequest, Node, NodeState
 from podium.scaffolds import Journal, LoopSettings, Prompts, RunDir, Search, SearchParts
 from podium.scaffolds.summary import summarize
 from podium.signals import two_stage_stop
@@ -80,6 +81,8 @@ def run(
 ) -> RunResult:
     """Start a new run. ``config`` is a RunConfig or the same keys as a config file."""
     cfg = config if isinstance(config, RunConfig) else validate_config(config)
+    if not cfg.task.strip():  # Path("") is the current directory: never a task by accident
+        raise UserError("no task given", hint="name one: podium run mini/titanic")
     if Path(cfg.task).expanduser().is_dir():  # recorded absolute: resume works from anywhere
         cfg = cfg.model_copy(update={"task": str(Path(cfg.task).expanduser().resolve())})
     return asyncio.run(_run(cfg, None, on_node, on_start))
@@ -95,7 +98,8 @@ def resume(
     rd = RunDir(Path(run_dir))
     if not rd.config.is_file() or not rd.journal.is_file():
         raise RunDirError(
-            f"{run_dir} is not a Podium run directory (no config.toml or journal.sqlite)"
+            f"{run_dir} is not a Podium run directory (no config.toml or journal.sqlite)",
+            hint="give a directory podium run made (without --out: one under ./runs/)",
         )
     data = read_toml(rd.config)
     for dotted, value in (changes or {}).items():
@@ -127,10 +131,12 @@ async def _run(
         info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
                        strategy=parts.strategy.name)  # fmt: skip
         summary_info = _summary_info(cfg, task, parts)
-        log.info("sandbox %s", parts.sandbox.describe())
-        await parts.sandbox.warm_up(rd.root / SANDBOX_SCRATCH, task.public_dir, cfg.workers)
         events = _Events(pm, info, on_node)
         search = Search(rd, journal, parts.search_parts(events), _loop_settings(cfg))
+        if existing is not None:
+            _check_resumable(rd, search)
+        log.info("sandbox %s", parts.sandbox.describe())
+        await parts.sandbox.warm_up(rd.root / SANDBOX_SCRATCH, task.public_dir, cfg.workers)
         events.search_summary = lambda: rd.write_json(
             rd.summary, summarize(search, None, summary_info)
         )
@@ -141,7 +147,9 @@ async def _run(
             with _stop_on_signals(search):
                 outcome = await search.run()
         except Exception:
-            rd.write_json(rd.summary, summarize(search, "error", summary_info))
+            # Best effort: on a full or failing disk the error being raised says it all.
+            with contextlib.suppress(RunDirError, OSError, sqlite3.Error):
+                rd.write_json(rd.summary, summarize(search, "error", summary_info))
             raise
         summary = summarize(search, outcome.stop_reason, summary_info)
         report = grade_best(rd, task, parts.sandbox)
@@ -151,10 +159,27 @@ async def _run(
         rd.write_json(rd.summary, summary)
         _call_hook(pm, "podium_run_finished", run=info, summary=summary)
         return RunResult(run_dir=rd.root, summary=summary, final=outcome.final, grade=report)
+    except (OSError, sqlite3.Error) as exc:
+        _raise_disk_failure(rd, exc)
+        raise
     finally:
         await parts.aclose()
         journal.close()
         rd.unlock()
+
+
+def _check_resumable(rd: RunDir, search: Search) -> None:
+    """A finished run is not started up again for nothing: say which budget it spent."""
+    if search.redo or (spent := search.exhausted()) is None:
+        return
+    what = {"steps": f"its {search.settings.steps} steps", "time": "its time budget",
+            "cost": "its cost budget"}[spent]  # fmt: skip
+    raise RunDirError(
+        f"nothing to resume: {rd.root} has finished {what} and no node is unfinished",
+        hint=f"raise that budget to go on, e.g. podium resume {rd.root} --steps "
+        f"{search.settings.steps + 10}" if spent == "steps" else
+        f"raise that budget to go on: podium resume {rd.root} --{spent} MORE",
+    )  # fmt: skip
 
 
 @dataclass
@@ -339,27 +364,91 @@ def default_run_dir(cfg: RunConfig, task: Task) -> Path:
 
 
 def _open_journal(rd: RunDir, cfg: RunConfig, task: Task, created: bool) -> Journal:
-    if created:
-        if rd.journal.exists():
-            raise RunDirError(
-                f"{rd.root} already holds a run", hint=f"continue it with: podium resume {rd.root}"
-            )
-        rd.root.mkdir(parents=True, exist_ok=True)
-        rd.lock()
-        rd.config.write_text(cfg.to_toml(), encoding="utf-8")
+    """Create the run (dir, lock, config.toml, journal) or reopen it, its lock held.
+
+    A failure of the disk here is one line (``_raise_disk_failure``); a new run that fails
+    before its journal holds anything leaves nothing behind, so the same command can be run
+    again.
+    """
+    try:
+        return _create_run(rd, cfg, task) if created else _reopen_run(rd, cfg, task)
+    except (OSError, sqlite3.Error) as exc:
+        _raise_disk_failure(rd, exc)
+        raise
+
+
+def _create_run(rd: RunDir, cfg: RunConfig, task: Task) -> Journal:
+    if rd.journal.exists():
+        raise RunDirError(
+            f"{rd.root} already holds a run", hint=f"continue it with: podium resume {rd.root}"
+        )
+    made = rd.create()
+    rd.lock()
+    try:
+        rd.write_config(cfg.to_toml())
         return Journal.create(
             rd.journal,
             {"podium_version": __version__, "task_id": task.id,
              "created_at": datetime.now().astimezone().isoformat()},
         )  # fmt: skip
+    except BaseException:
+        rd.unlock()
+        rd.discard_start(made)
+        raise
+
+
+def _reopen_run(rd: RunDir, cfg: RunConfig, task: Task) -> Journal:
     rd.lock()
-    journal = Journal.open(rd.journal)
-    recorded = journal.meta().get("task_id")
-    if recorded != task.id:
-        journal.close()
-        raise RunDirError(f"{rd.root} is a run of {recorded}, but its config names {task.id}")
-    rd.config.write_text(cfg.to_toml(), encoding="utf-8")
+    journal: Journal | None = None
+    try:
+        journal = Journal.open(rd.journal)  # a disk failure: sqlite3.Error, said by the caller
+        recorded = journal.meta().get("task_id")
+        if recorded != task.id:
+            raise RunDirError(f"{rd.root} is a run of {recorded}, but its config names {task.id}")
+        _check_node_files(rd, journal)
+        rd.write_config(cfg.to_toml())
+    except BaseException:
+        if journal is not None:
+            journal.close()
+        rd.unlock()
+        raise
     return journal
+
+
+def _check_node_files(rd: RunDir, journal: Journal) -> None:
+    """A resume needs the files of the finished nodes it may publish as ``best/``.
+
+    A good node's ``submission.csv`` exists nowhere but in ``nodes/<id>/`` (the journal holds
+    its code and results, not its predictions): resuming without it could publish a ``best/``
+    with no submission, and the run would look fine until graded. So that stops the resume,
+    with the nodes named. Other finished nodes' files only serve inspection (the journal has
+    their code and output): their absence is a warning, and the run goes on.
+    """
+    done = journal.nodes(NodeState.DONE)
+    if lost := rd.missing_submissions(done):
+        shown = ", ".join(str(i) for i in lost[:10]) + (", ..." if len(lost) > 10 else "")
+        raise RunDirError(
+            f"cannot resume {rd.root}: the submission.csv of {len(lost)} good finished "
+            f"node(s) is missing from {rd.nodes} (nodes {shown})",
+            hint=f"restore {rd.nodes} (e.g. from a copy of the run) and resume again; "
+            f"the journal still has every node's code and results: podium show {rd.root}",
+        )
+    gone = [n.id for n in done if not rd.node_dir(n.id).is_dir()]
+    if gone:
+        log.warning(
+            "%d finished node(s) of %s have no directory in %s (their records stay in the journal)",
+            len(gone),
+            rd.root,
+            rd.nodes,
+        )
+
+
+def _raise_disk_failure(rd: RunDir, exc: BaseException) -> None:
+    """The one place a run's OSError or SQLite error becomes a user's error: a failure of the
+    disk or the run dir (full, read-only, no permission, I/O) is raised as one line with what to
+    do; anything else returns, for the caller to re-raise as the bug it is."""
+    if (failure := rd.failure(exc)) is not None:
+        raise failure from exc
 
 
 def _loop_settings(cfg: RunConfig) -> LoopSettings:
@@ -373,6 +462,7 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
         max_output_bytes=cfg.exec.max_output_bytes,
         keep_working=cfg.exec.keep_working,
         final_top_k=cfg.search.final_top_k,
+        schedule=cfg.schedule,
     )
 
 
@@ -392,6 +482,7 @@ def _summary_info(cfg: RunConfig, task: Task, parts: _Parts) -> dict[str, Any]:
         "isolation_gaps": parts.sandbox.isolation_gaps(),
         "seed": cfg.seed,
         "workers": cfg.workers,
+        "schedule": cfg.schedule,
         "budget": cfg.budget.model_dump(),
     }
 

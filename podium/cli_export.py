@@ -18,7 +18,9 @@ export_app = typer.Typer(
 )
 
 
-@export_app.command("mlebench-jsonl")
+@export_app.command(
+    "mlebench-jsonl", short_help="One JSON line per MLE-bench run, for `mlebench grade`."
+)
 def mlebench_jsonl(
     paths: Annotated[
         list[Path], typer.Argument(help="Run directories, or sweep dirs holding them.")

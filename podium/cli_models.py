@@ -23,7 +23,7 @@ calls_app = typer.Typer(
 RunDirArg = Annotated[Path, typer.Argument(help="A run directory.")]
 
 
-@models_app.command("check")
+@models_app.command("check", short_help="Make one tiny call: endpoint, key, latency, tools, price.")
 def check(
     model: Annotated[str, typer.Argument(help="provider/model, e.g. openai/gpt-4.1.")],
     base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server.")] = None,
@@ -68,7 +68,7 @@ def check(
     out.print("ok")
 
 
-@calls_app.command("export")
+@calls_app.command("export", short_help="Print the calls as JSONL (for scripted: or --replay).")
 def export(
     run_dir: RunDirArg,
     no_requests: Annotated[
@@ -84,7 +84,9 @@ def export(
     sys.stdout.write(to_jsonl(load_recorded(_run_dir(run_dir), with_requests=not no_requests)))
 
 
-@calls_app.command("list")
+@calls_app.command(
+    "list", short_help="One line per call: node, role, model, tokens, cost, outcome."
+)
 def list_calls(run_dir: RunDirArg) -> None:
     """One line per call: node, role, model, attempts, tokens, cost, latency, outcome."""
     from podium.cli import print_columns
@@ -112,8 +114,6 @@ def _outcome(answer: Any) -> str:
 
 
 def _run_dir(path: Path) -> Path:
-    from podium.errors import RunDirError
+    from podium import cli_checks
 
-    if not path.is_dir():
-        raise RunDirError(f"not a directory: {path}", hint="give a run directory, e.g. runs/X")
-    return path
+    return cli_checks.run_dir(path, need=cli_checks.JOURNAL_ONLY)

@@ -28,7 +28,9 @@ def _options(**given: Any) -> dict[str, Any]:
     return validate_config({"task": "-", "sandbox": data}).sandbox.model_dump()
 
 
-@sandbox_app.command("check")
+@sandbox_app.command(
+    "check", short_help="Probe bubblewrap, a kernel in it, cgroups and each limit."
+)
 def check(
     python: Annotated[str | None, typer.Option(help="The solutions' interpreter.")] = None,
     gpus: Annotated[str | None, typer.Option(help='"all" or "0,1".')] = None,
@@ -47,7 +49,7 @@ def check(
     out.print(f"sandbox auto -> {verdict}")
 
 
-@sandbox_app.command("run")
+@sandbox_app.command("run", short_help="Run FILE in a fresh sandboxed kernel; print what happened.")
 def run_file(
     file: Annotated[Path, typer.Argument(help="Python file to run as one cell.")],
     workspace: Annotated[
@@ -62,15 +64,21 @@ def run_file(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Run FILE in a fresh sandboxed kernel and print what happened (exit 1 if it failed)."""
+    from podium import cli_checks as checks
     from podium.api import load_registry
 
-    if not file.is_file():
-        raise ConfigError(f"no such file: {file}")
-    if not input_dir.is_dir():
-        raise ConfigError(f"--input {input_dir} is not a directory")
+    checks.text_file(file, "file", "give a Python file (its code runs as one cell)")
+    checks.directory(input_dir, "--input", "give the folder of public data to mount read-only")
+    checks.new_directory(
+        workspace, "--workspace", "give a directory for the outputs (made if it is not there)"
+    )
+    if not timeout > 0:
+        raise ConfigError(
+            f"--timeout must be positive (got {timeout:g})", hint="seconds, e.g. --timeout 60"
+        )
     options = _options(python=python, memory=memory, warm_pool=False)
     box = load_registry([]).sandbox(sandbox).create(options)
-    code = file.read_text()
+    code = file.read_text(encoding="utf-8")
     ws = Workspace(workspace.resolve(), input_dir, keep_working)
     result = asyncio.run(_execute(box, code, ws, timeout))
     _report(box, result, as_json)

@@ -24,6 +24,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from rich.tree import Tree
 
+from podium import cli_checks
 from podium.errors import UserError
 from podium.records import ModelCall, Node, Usage
 from podium.redact import redact
@@ -66,10 +67,13 @@ def show(
     NODE in full: plan, code, output, error, usage, timings and model calls.
     """
     if node is not None and buggy:
-        raise UserError("--buggy lists a run's buggy nodes: give it without NODE")
+        raise UserError(
+            "--buggy lists a run's buggy nodes: give it without NODE",
+            hint=f"podium show {run_dir} --buggy, or podium show {run_dir} {node}",
+        )
     if node is None and messages:
         raise UserError("--messages shows one node's model calls", hint="give a NODE id with it")
-    view = open_run(run_dir)
+    view = open_run(cli_checks.run_dir(run_dir, need=cli_checks.JOURNAL_ONLY))
     console = _console()
     if node is not None:
         _show_node(console, view, view.node(node), messages, output_lines)
@@ -408,7 +412,11 @@ def rerun(
     from podium.cli import out
     from podium.rerun import rerun_node
 
-    report = rerun_node(run_dir, node, sandbox, _timeout(timeout), tolerance)
+    limit = _timeout(timeout)
+    cli_checks.run_dir(run_dir)
+    if sandbox is not None:
+        _check_sandbox(run_dir, sandbox)
+    report = rerun_node(run_dir, node, sandbox, limit, tolerance)
     if as_json:
         out.print_json(report.model_dump_json())
     else:
@@ -417,17 +425,27 @@ def rerun(
         raise typer.Exit(1)
 
 
+def _check_sandbox(run_dir: Path, name: str) -> None:
+    """An unknown ``--sandbox`` is reported before the task's data is looked for."""
+    from podium.api import load_registry
+    from podium.config import read_toml
+
+    plugins = read_toml(run_dir / "config.toml").get("plugins", [])
+    load_registry(plugins if isinstance(plugins, list) else []).sandbox(name)
+
+
 def _timeout(text: str | None) -> float | None:
     from podium.config import parse_duration
 
     if text is None:
         return None
+    hint = "a duration: 90, 90s, 10m, 1h30m (leave it out for the run's own)"
     try:
         seconds = parse_duration(text)
     except ValueError as exc:
-        raise UserError(f"--timeout: {exc}") from None
+        raise UserError(f"--timeout: {exc}", hint=hint) from None
     if not isinstance(seconds, float | int) or seconds <= 0:
-        raise UserError(f"--timeout: must be positive (got {text!r})")
+        raise UserError(f"--timeout: must be positive (got {text!r})", hint=hint)
     return float(seconds)
 
 

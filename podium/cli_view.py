@@ -36,8 +36,11 @@ def view(
     ] = None,
 ) -> None:
     """Open a run in the browser: a live page on 127.0.0.1, or --export one HTML file."""
+    from podium.cli_checks import JOURNAL_ONLY
+    from podium.cli_checks import run_dir as check_run_dir
     from podium.viewer import export_html, serve
 
+    check_run_dir(run_dir, need=JOURNAL_ONLY)
     if port is not None and not 0 <= port <= MAX_PORT:
         raise UserError(f"--port {port} is not a port", hint="use 1–65535, or 0 for any free one")
     if export is not None:

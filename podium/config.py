@@ -13,7 +13,8 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
+from urllib.parse import urlsplit
 
 import tomli_w
 from pydantic import (
@@ -25,7 +26,7 @@ from pydantic import (
     field_validator,
 )
 
-from podium.errors import ConfigError
+from podium.errors import ConfigError, did_you_mean
 from podium.sandbox import DEFAULT_PREIMPORTS, parse_bytes
 from podium.scaffolds import validate_prompt_overrides
 
@@ -55,6 +56,24 @@ def parse_duration(value: object) -> object:
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
 
 
+def check_http_url(url: str) -> None:
+    """Raise ValueError unless ``url`` is ``http(s)://host[:port][/path]`` with a valid port:
+    a mistyped server is reported before the run starts, not as every node's failure."""
+    if not url or any(c.isspace() for c in url):
+        raise ValueError("not a URL (it is empty or holds spaces)")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("not an http(s) URL")
+    try:
+        port = parts.port  # ValueError for a port that is no number or out of range
+    except ValueError:
+        raise ValueError("the port is not a number in 1-65535") from None
+    if not parts.hostname:
+        raise ValueError("the URL names no host")
+    if port == 0:
+        raise ValueError("the port is not a number in 1-65535")
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -73,7 +92,7 @@ class ModelSection(Section):
     review: str | None = Field(None, description="review model; defaults to the code model")
     base_url: str | None = Field(None, description="an OpenAI-compatible server, a proxy...")
     api_key_env: str | None = Field(None, description="the variable holding the key")
-    temperature: float | None = Field(None, ge=0)
+    temperature: float | None = Field(None, ge=0, description="sampling temperature")
     max_tokens: int | None = Field(None, gt=0, description="per answer")
     timeout: Duration = Field(600.0, description="per request")
     max_attempts: int = Field(6, ge=1, description="tries per call (rate limits, 5xx...)")
@@ -84,7 +103,16 @@ class ModelSection(Section):
         default_factory=dict, description='{"openai/x" = {input = 0.5, output = 1.5}}'
     )
     replay: Path | None = Field(None, description="a run dir or exported JSONL to answer from")
-    replay_miss: Literal["error", "live"] = "error"
+    replay_miss: Literal["error", "live"] = Field(
+        "error", description="a request the record lacks: error, or live (ask the model)"
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_http_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_http_url(value)
+        return value
 
     @field_validator("api_key_env")
     @classmethod
@@ -115,7 +143,7 @@ class BudgetSection(Section):
 
 class ExecSection(Section):
     timeout: Duration = Field(3600.0, description="per node execution")
-    max_output_bytes: int = Field(64 * 1024, ge=1024)
+    max_output_bytes: int = Field(64 * 1024, ge=1024, description="output kept per node")
     keep_working: bool = False
 
 
@@ -165,7 +193,9 @@ class SandboxSection(Section):
         description="the container sandbox: start even where no container is detected "
         "(something you trust, a container or a VM, encloses Podium)",
     )
-    interrupt_grace_s: float = Field(3.0, ge=0.1)
+    interrupt_grace_s: float = Field(
+        3.0, ge=0.1, description="seconds between interrupting a kernel and killing it"
+    )
     user: str | int = Field(
         "auto",
         description='who kernels run as when Podium is root: "auto" (podium-sandbox, else uid '
@@ -176,8 +206,14 @@ class SandboxSection(Section):
 class RunConfig(Section):
     task: str = ""
     out: Path | None = None
-    seed: int = 0
-    workers: int = Field(1, ge=1)
+    seed: int = Field(0, description="seed of the run's RNG")
+    workers: int = Field(1, ge=1, description="nodes expanded concurrently")
+    schedule: Literal["reproducible", "eager"] = Field(
+        "reproducible",
+        description="reproducible: node n is decided on nodes 1..n-workers, so runs, replays "
+        "and resumes grow the same tree (a worker may wait for the oldest node); eager: decide "
+        "whenever a worker is free",
+    )
     data_dir: Path | None = None
     obfuscated_description: bool = Field(
         False, description="show the agent the task's obfuscated description (MLE-bench's)"
@@ -265,17 +301,34 @@ def preset_layer(name: str | None) -> dict[str, Any]:
     if name is None:
         return {}
     if name not in PRESETS:
-        raise ConfigError(f"preset: unknown preset {name!r}", hint=f"presets: {', '.join(PRESETS)}")
+        raise ConfigError(
+            f"preset: unknown preset {name!r}", hint=did_you_mean(name, PRESETS, "presets")
+        )
     return PRESETS[name]
 
 
+TOML_HINT = (
+    "a config file is TOML text, e.g. [budget] steps = 10 (a run dir keeps one: config.toml)"
+)
+
+
 def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict; anything that is not a readable TOML text file is one line."""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
+        raise ConfigError(f"config file not found: {path}", hint=TOML_HINT) from None
+    except IsADirectoryError:
+        raise ConfigError(
+            f"{path} is a directory, not a config file",
+            hint=f"give the TOML file itself, e.g. {path / 'config.toml'}",
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a text file (not UTF-8)", hint=TOML_HINT) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}", hint=TOML_HINT) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint=TOML_HINT) from None
 
 
 def override_layer(overrides: Iterable[str]) -> dict[str, Any]:
@@ -324,9 +377,58 @@ def config_error(
     if err["type"] == "extra_forbidden":
         return ConfigError(f"{key}: unknown key", hint=_did_you_mean(loc, model))
     got = err.get("input")
-    got_text = f" (got {got!r})" if isinstance(got, str | int | float | bool) else ""
     msg = str(err["msg"]).removeprefix("Value error, ")
-    return ConfigError(f"{key}: {msg}{got_text}")
+    shown = isinstance(got, int | float | bool) or (isinstance(got, str) and repr(got) not in msg)
+    got_text = f" (got {got!r})" if shown else ""
+    return ConfigError(f"{key}: {msg}{got_text}", hint=_value_hint(key, loc, model))
+
+
+# Keys whose errors are best answered with an example of a valid value.
+EXAMPLES = {
+    "model.base_url": "e.g. --base-url http://localhost:8000/v1 (http or https, a host, a port "
+    "in 1-65535)",
+    "model.prices": "e.g. -o 'model.prices.\"openai/x\"={input=0.5, output=1.5}' (USD per "
+    "million tokens)",
+}
+
+
+def _value_hint(key: str, loc: list[str], model: type[BaseModel]) -> str:
+    """What the key is and its default (the field's description), or an example value."""
+    for prefix, example in EXAMPLES.items():
+        if key == prefix or key.startswith(prefix + "."):
+            return example
+    field = _field_at(loc, model)
+    if field is None:
+        return f"check the value of {key}"
+    if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+        keys = ", ".join(field.annotation.model_fields)
+        return f"{key} is a section ([{key}] in a file, -o {key}.KEY=VALUE); its keys: {keys}"
+    about = f"{key}: {field.description}" if field.description else key
+    default = field.get_default(call_default_factory=True)
+    if default is None or isinstance(default, list | dict):
+        return about
+    return (
+        f"{about}; default {default:g}"
+        if isinstance(default, float)
+        else f"{about}; default {default}"
+    )
+
+
+def _field_at(loc: list[str], model: type[BaseModel]) -> Any:
+    """The pydantic field at ``loc`` (through sub-sections and tables of them), or None."""
+    field = None
+    annotation: Any = model
+    for part in loc:
+        if get_origin(annotation) is dict:  # a table (model.prices): its key, then its values
+            annotation = get_args(annotation)[1]
+            continue
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        field = annotation.model_fields.get(part)
+        if field is None:
+            return None
+        annotation = field.annotation
+    return field
 
 
 def _did_you_mean(parts: list[str], model: type[BaseModel]) -> str | None:
@@ -344,10 +446,13 @@ def _read_at_file(key: str, value: object) -> object:
     """``prompts.x = "@file.md"`` reads the template from a file (recorded inline in the run)."""
     if isinstance(value, str) and value.startswith("@"):
         path = Path(value[1:])
+        hint = f'the template file is markdown text, e.g. -o {key}="@prompts/{key[8:]}.md"'
         try:
             return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"{key}: {path} is not a text file (not UTF-8)", hint=hint) from None
         except OSError as exc:
-            raise ConfigError(f"{key}: cannot read {path}: {exc.strerror}") from None
+            raise ConfigError(f"{key}: cannot read {path}: {exc.strerror}", hint=hint) from None
     return value
 
 
@@ -359,7 +464,10 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
         for part in parts[:-1]:
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise ConfigError(f"{dotted}: {part} is a value, not a section")
+                raise ConfigError(
+                    f"{dotted}: {part} is a value, not a section",
+                    hint=f"set {part} or {dotted}, not both",
+                )
             node = child
         node[parts[-1]] = value
     return nested

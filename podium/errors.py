@@ -8,6 +8,9 @@ differently: a failed call fails one node, an auth failure stops the run.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class PodiumError(Exception):
     """Base class of every error Podium raises deliberately."""
@@ -96,6 +99,12 @@ class ReplayMissError(ModelFatalError):
     """``--replay`` has no recorded answer for a request: the run has diverged from the record."""
 
 
+class RecordExhausted(PodiumError):
+    """``--replay`` has answered every call of its record: the run stops cleanly (stop reason
+    ``replayed``); the node that wanted another answer stays unfinished, like one a budget
+    stopped. Not a divergence: nothing the record holds was asked differently."""
+
+
 class ScriptExhaustedError(ModelError):
     """A scripted backend has no answer left for the request."""
 
@@ -113,3 +122,15 @@ class SandboxError(PodiumError):
 
 class SandboxUnavailable(UserError):
     """The sandbox asked for cannot work on this machine (bwrap missing, namespaces off)."""
+
+
+def did_you_mean(name: str, choices: Iterable[str], listing: str = "available") -> str:
+    """A hint for an unknown ``name``: the closest choices first (difflib), then all of them.
+
+    ``did you mean mcts? available: evolutionary, greedy, mcts, random``; without a close one,
+    ``available: ...`` alone. ``listing`` names the list (``available``, ``presets``...).
+    """
+    options = list(choices)
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    head = f"did you mean {close[0]}? " if close else ""
+    return f"{head}{listing}: {', '.join(options) or '(none)'}"

@@ -226,7 +226,7 @@ class Strategy(ABC):
     * ``next_action`` gets the tree (finished nodes plus ``tree.pending`` actions already handed
       out) and the run's one seeded RNG; all randomness must come from that RNG. Returning
       ``None`` means the strategy has nothing left to try, and the run stops.
-    * ``observe`` is called once per finished node, in finishing order. On resume the loop
+    * ``observe`` is called once per finished node, in step order. On resume the loop
       replays ``observe`` over every finished node, so a strategy's state must be a function of
       the finished nodes it has observed: that is how state survives a crash.
     * ``final_node`` must choose by validation metric only (never by anything derived from the

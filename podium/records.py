@@ -79,13 +79,16 @@ class ToolCall(Record):
 class RequestMeta(Record):
     """Where a request comes from. Not part of the prompt: backends must not send it.
 
-    ``seq`` numbers the run's calls per role (0, 1, ...) in the order the search makes them; a
-    scripted backend answers by it, so a resumed run gets the answers an uninterrupted one would.
+    ``seq`` numbers the run's calls per role (0, 1, ...) in the order the search makes them (a
+    node re-run on resume asks under the numbers it had); ``turn`` numbers one node's calls per
+    role. A scripted backend answers by them, so a resumed run gets the answers an uninterrupted
+    one would.
     """
 
     node_id: int = 0
     role: Literal["code", "review"] = "code"
     seq: int = 0
+    turn: int = 0
 
 
 class ModelRequest(Record):

@@ -123,10 +123,10 @@ def rerun_node(
     rd = RunDir(view.root)
     reruns = rd.node_dir(node_id) / RERUNS
     number, root = _new_rerun_dir(reruns)
-    (root / "solution.py").write_text(node.code, encoding="utf-8")
+    rd.write_file(root / "solution.py", node.code)
     workspace = Workspace(root, task.public_dir, cfg.exec.keep_working)
     result = asyncio.run(_execute(box, node.code, workspace, limits))
-    (root / "output.txt").write_text(result.output, encoding="utf-8")
+    rd.write_file(root / "output.txt", result.output)
     report = RerunReport(
         run_dir=str(view.root.resolve()), node_id=node_id, rerun=number,
         rerun_dir=str(root.resolve()),
@@ -134,7 +134,7 @@ def rerun_node(
         timeout_s=timeout, tolerance=tolerance,
         **_compare(view, node, result, root, task, tolerance),
     )  # fmt: skip
-    (root / REPORT).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    rd.write_file(root / REPORT, report.model_dump_json(indent=2) + "\n")
     return report
 
 

@@ -32,6 +32,15 @@ class SearchTree:
             if node.metric.better_than(best):
                 self._best = node
 
+    def upto(self, last_id: int) -> SearchTree:
+        """The tree as it was when nodes ``1 .. last_id`` were the finished ones (a node's
+        operators see this under the reproducible schedule, whatever finished since)."""
+        view = SearchTree(self.lower_is_better)
+        for node in self._nodes.values():
+            if node.id <= last_id:
+                view.add(node)
+        return view
+
     # --- reading --------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -42,6 +51,9 @@ class SearchTree:
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._nodes
+
+    def ids(self) -> list[int]:
+        return list(self._nodes)
 
     def get(self, node_id: int) -> Node:
         return self._nodes[node_id]

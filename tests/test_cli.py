@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from podium import __version__
 from tests.support import MLEBENCH_FIXTURE, TOY_SESSION, TOY_TASK, files_under, podium_cli
 
 pytestmark = pytest.mark.slow  # each case starts a Python process
@@ -36,7 +37,10 @@ MODELS = (
 
 def test_unknown_model_provider_lists_the_providers() -> None:
     lines = _error_lines("run", str(TOY_TASK), "--model", "opneai/gpt-4o")
-    assert lines == ["error: unknown model provider 'opneai'", f"hint: available: {MODELS}"]
+    assert lines == [
+        "error: unknown model provider 'opneai'",
+        f"hint: did you mean openai/gpt-4o? available: {MODELS}",
+    ]
 
 
 def test_an_empty_model_says_how_to_give_one() -> None:
@@ -49,7 +53,7 @@ def test_unknown_strategy_lists_the_strategies() -> None:
     lines = _error_lines("run", str(TOY_TASK), "--model", SCRIPTED, "--strategy", "mtcs")
     assert lines == [
         "error: unknown strategy 'mtcs'",
-        "hint: available: evolutionary, greedy, mcts, random",
+        "hint: did you mean mcts? available: evolutionary, greedy, mcts, random",
     ]
 
 
@@ -86,7 +90,21 @@ def test_bad_config_values_name_the_key(override: str, expected: str) -> None:
 def test_resume_of_something_that_is_not_a_run(tmp_path: Path) -> None:
     lines = _error_lines("resume", str(tmp_path))
     assert lines == [f"error: {tmp_path} is not a Podium run directory "
-                     "(no config.toml or journal.sqlite)"]  # fmt: skip
+                     "(no config.toml or journal.sqlite)",
+                     "hint: a run directory holds config.toml and journal.sqlite"]  # fmt: skip
+
+
+def test_the_process_prints_one_error_line_a_hint_and_its_version(tmp_path: Path) -> None:
+    binary = tmp_path / "podium.toml"
+    binary.write_bytes(b"\xff\xfe\x00[budget]")
+    lines = _error_lines("run", str(TOY_TASK), "-c", str(binary))
+    assert lines == [
+        f"error: {binary} is not a text file (not UTF-8)",
+        "hint: a config file is TOML text, e.g. [budget] steps = 10 (a run dir keeps one: "
+        "config.toml)",
+    ]
+    version = podium_cli("--version")
+    assert (version.returncode, version.stdout) == (0, f"podium {__version__}\n")
 
 
 def test_plugins_lists_every_kind_with_its_origin() -> None:
@@ -141,7 +159,7 @@ def test_grade_an_mlebench_competition_folder_nan_and_unreadable(tmp_path: Path)
     unreadable = tmp_path / "unreadable.csv"
     unreadable.write_bytes(b"\xff\xfeid\n")
     bad = podium_cli("grade", str(folder), str(unreadable), "--data-dir", str(data))
-    assert bad.returncode == 0 and "Traceback" not in bad.stderr
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr  # graded: invalid
     assert bad.stdout.startswith(
         "score: none, invalid submission: cannot read the submission: 'utf-8' codec can't decode"
     )
@@ -154,4 +172,4 @@ def test_grade_an_mlebench_competition_folder_nan_and_unreadable(tmp_path: Path)
     assert looped.stderr.startswith("error: cannot follow the path") and "hint:" in looped.stderr
     too_long = podium_cli("grade", str(folder), str(tmp_path / ("a" * 300 + ".csv")),
                           "--data-dir", str(data))  # fmt: skip
-    assert too_long.returncode == 0 and "File name too long" in too_long.stdout
+    assert too_long.returncode == 2 and "File name too long" in too_long.stderr

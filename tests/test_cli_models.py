@@ -80,4 +80,4 @@ def test_calls_list_shows_each_call(tmp_path: Path, data_dir: Path) -> None:
     assert rows[1][5:8] == ["100", "20", "0.2500"]
     assert rows[2][-2:] == ["called", "submit_review"]
     missing = podium_cli("calls", "list", str(tmp_path / "nope"), env=cli_env())
-    assert missing.returncode == 2 and missing.stderr.startswith("error: not a directory")
+    assert missing.returncode == 2 and missing.stderr.startswith(f"error: {tmp_path / 'nope'} does")

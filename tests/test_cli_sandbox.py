@@ -149,7 +149,7 @@ def test_a_missing_file_is_a_one_line_error(tmp_path: Path, public: Path) -> Non
     result = podium_cli("sandbox", "run", str(tmp_path / "nope.py"), "--workspace",
                         str(tmp_path / "ws"), "--input", str(public))  # fmt: skip
     assert result.returncode == 2
-    assert result.stderr.startswith("error: no such file:")
+    assert result.stderr.startswith("error: file not found:")
 
 
 def test_a_run_with_the_local_sandbox_is_stamped_unsandboxed(

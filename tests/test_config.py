@@ -326,7 +326,7 @@ def test_a_later_layer_overrides_one_preset_value() -> None:
 def test_overriding_a_preset_does_not_change_it_for_later_loads() -> None:
     load("search.debug_prob=0.1", "budget.steps=3", cli={"preset": "aide-mlebench"})
     cfg = load(cli={"preset": "aide-mlebench"})
-    assert cfg.search.model_extra["debug_prob"] == 1.0
+    assert cfg.search.model_extra is not None and cfg.search.model_extra["debug_prob"] == 1.0
     assert cfg.budget.steps == 500
     assert PRESETS["aide-mlebench"]["search"]["debug_prob"] == 1.0
 
@@ -450,3 +450,88 @@ def test_built_strategy_uses_the_configured_parameters() -> None:
         assert strategy.next_action(tree, random.Random(seed)) == Action(
             operator="improve", parent_ids=(1,)
         )
+
+
+# --- model.base_url, unreadable files, hints ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://localhost:8000/v1", "https://api.example.com/v1", "http://[::1]:8080",
+     "http://10.0.0.2:1/v1", "HTTP://Example.com"],
+)  # fmt: skip
+def test_a_base_url_that_is_an_http_url_is_kept(url: str) -> None:
+    assert load(cli={"model.base_url": url}).model.base_url == url
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("not a url", "not a URL (it is empty or holds spaces)"),
+        ("", "not a URL (it is empty or holds spaces)"),
+        ("localhost:8000/v1", "not an http(s) URL"),
+        ("ftp://host/v1", "not an http(s) URL"),
+        ("http://localhost:99999/v1", "the port is not a number in 1-65535"),
+        ("http://localhost:0/v1", "the port is not a number in 1-65535"),
+        ("http://localhost:80a", "the port is not a number in 1-65535"),
+        ("http:///v1", "the URL names no host"),
+    ],
+)
+def test_a_base_url_is_checked_wherever_it_comes_from(url: str, reason: str) -> None:
+    """The flag, -o, a config file and the environment all meet the same check, so a resumed
+    or swept run with a mistyped server stops before it starts, too."""
+    sources: list[tuple[dict[str, Any], dict[str, str]]] = [
+        ({"model.base_url": url}, {}),
+        ({}, {"PODIUM_MODEL__BASE_URL": url}),
+    ]
+    for cli, environ in sources:
+        with pytest.raises(ConfigError) as excinfo:
+            load(cli=cli, environ=environ)
+        assert one_line_error(excinfo).startswith(f"model.base_url: {reason}")
+        assert excinfo.value.hint and "http://localhost:8000/v1" in excinfo.value.hint
+
+
+def test_a_config_file_that_cannot_be_read_is_one_line_with_a_hint(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    cases = {
+        tmp_path / "missing.toml": "config file not found",
+        tmp_path: "is a directory, not a config file",
+        binary: "is not a text file (not UTF-8)",
+    }
+    for path, message in cases.items():
+        with pytest.raises(ConfigError) as excinfo:
+            load(file=path)
+        assert message in one_line_error(excinfo)
+        assert excinfo.value.hint
+
+
+@pytest.mark.parametrize(
+    ("override", "hint"),
+    [
+        ("budget.steps=0", "budget.steps: finished nodes (buggy ones count); default 20"),
+        ("workers=0", "workers: nodes expanded concurrently; default 1"),
+        ("exec.timeout=soon", "exec.timeout: per node execution; default 3600"),
+        ("budget=3", "budget is a section ([budget] in a file, -o budget.KEY=VALUE); its keys: "
+                     "steps, time, cost"),
+        ('model.prices."a/b"={input=-1, output=1}', "e.g. -o 'model.prices."),
+    ],
+)  # fmt: skip
+def test_a_bad_value_says_what_the_key_is(override: str, hint: str) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        load(override)
+    assert excinfo.value.hint is not None and excinfo.value.hint.startswith(hint)
+
+
+def test_a_number_out_of_range_shows_what_was_given() -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        load("model.max_tokens=0")
+    assert one_line_error(excinfo) == "model.max_tokens: Input should be greater than 0 (got 0)"
+
+
+def test_an_unknown_preset_names_the_closest() -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        load(cli={"preset": "aide-mlebench-refrence"})
+    assert excinfo.value.hint == (
+        f"did you mean aide-mlebench-reference? presets: {', '.join(PRESETS)}"
+    )

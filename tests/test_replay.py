@@ -108,3 +108,15 @@ def test_a_diverging_request_is_a_clear_error_or_goes_live(
         result = api.run(live)
     assert result.summary["status"] == "finished"
     assert fake.hits >= 3  # every draft prompt differs from the record
+
+
+def test_a_replay_past_the_end_of_its_record_stops_cleanly(
+    recorded: Path, tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cfg = config(tmp_path / "longer", data_dir, replay=str(recorded))
+    result = api.run(cfg | {"budget": {"steps": 6}})  # the record holds 3 steps
+    assert result.summary["status"] == "finished", result.summary["error"]
+    assert result.summary["stop_reason"] == "replayed"
+    assert result.summary["error"] is None
+    assert tree(result.run_dir) == tree(recorded)

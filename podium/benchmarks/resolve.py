@@ -16,7 +16,7 @@ from pathlib import Path
 from podium.benchmarks.data_folder import is_data_folder, load_data_folder
 from podium.benchmarks.folder import load_folder_task
 from podium.benchmarks.mlebench import MLEBench, registry_competition
-from podium.errors import TaskError
+from podium.errors import TaskError, UserError
 from podium.interfaces import Task
 from podium.plugins import Registry
 
@@ -45,17 +45,45 @@ def resolve_task(
             raise TaskError(f"unknown task {ref!r}", hint=_choices(bench, task_id, ids))
         return benchmark.load_task(task_id, data_dir, obfuscated=obfuscated)
     if (sep and "/" in task_id) or ref.startswith((".", "/", "~")):
-        raise TaskError(f"task folder not found: {ref}")
-    raise TaskError(f"unknown task {ref!r}", hint=_hint(registry))
+        raise TaskError(
+            f"task folder not found: {ref}",
+            hint="give an existing task folder, or <benchmark>/<task id> (podium tasks lists them)",
+        )
+    guess = _closest_task(ref, registry)
+    hint = f"did you mean {guess}? " if guess else ""
+    raise TaskError(f"unknown task {ref!r}", hint=hint + _hint(registry))
 
 
 def _choices(bench: str, task_id: str, ids: list[str]) -> str:
-    """The benchmark's tasks, or for a long list the closest ids to the one asked for."""
+    """The closest ids to the one asked for, then the benchmark's tasks (for a long list, the
+    command that lists them)."""
+    close = difflib.get_close_matches(task_id, ids, n=1, cutoff=0.6)
+    guess = f"did you mean {bench}/{close[0]}? " if close else ""
     if len(ids) <= 12:
-        return f"{bench} has: {', '.join(ids) or '(no tasks)'}"
-    close = difflib.get_close_matches(task_id, ids, n=3, cutoff=0.5)
-    listing = f"did you mean {', '.join(close)}? " if close else ""
-    return f"{listing}`podium tasks {bench}` lists its {len(ids)} tasks"
+        return f"{guess}{bench} has: {', '.join(ids) or '(no tasks)'}"
+    return f"{guess}`podium tasks {bench}` lists its {len(ids)} tasks"
+
+
+def _closest_task(ref: str, registry: Registry) -> str | None:
+    """``titanic`` or ``mnii/titanic`` → ``mini/titanic``: the registered ``benchmark/id``
+    closest to ``ref``, matched on the whole name and on the id alone."""
+    bench_part, _, id_part = ref.rpartition("/")
+    candidates: list[str] = []
+    for name in registry.benchmarks:
+        try:
+            candidates += [f"{name}/{task_id}" for task_id in registry.benchmark(name).task_ids()]
+        except UserError:  # a benchmark that is not installed here (MLE-bench) has no names
+            continue
+    by_id: dict[str, list[str]] = {}
+    for full in candidates:
+        by_id.setdefault(full.partition("/")[2], []).append(full)
+    whole = difflib.get_close_matches(ref, candidates, n=1, cutoff=0.6)
+    if bench_part and whole:
+        return whole[0]
+    close_ids = difflib.get_close_matches(id_part, list(by_id), n=1, cutoff=0.6)
+    if close_ids:
+        return " or ".join(by_id[close_ids[0]])
+    return whole[0] if whole else None
 
 
 def _hint(registry: Registry) -> str:

@@ -24,7 +24,7 @@ from tenacity import (
     stop_before_delay,
 )
 
-from podium.errors import ModelError, ModelTransientError
+from podium.errors import ModelError, ModelTransientError, RecordExhausted
 from podium.interfaces import Backend
 from podium.records import ModelRequest, ModelResponse
 from podium.redact import redact
@@ -88,8 +88,8 @@ class ModelGateway:
             ) from None
         except ModelError as exc:
             raise _scrubbed(exc, attempts) from None
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
+        except (asyncio.CancelledError, KeyboardInterrupt, RecordExhausted):
+            raise  # RecordExhausted: a clean end of a replay, not a failed call
         except Exception as exc:  # a backend broke its contract: still only this node fails
             error = ModelError(f"{backend.model}: {type(exc).__name__}: {exc}", backend.provider)
             raise _scrubbed(error, attempts) from exc

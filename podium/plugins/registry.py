@@ -1,11 +1,13 @@
 """Name lookups over everything the registered plugins contribute.
 
-Every lookup of an unknown name fails with one line that lists the valid choices; two plugins
-contributing the same name is an error naming both, so a choice is never silently shadowed.
+Every lookup of an unknown name fails with one line, its hint the closest name (difflib) and
+the valid choices; two plugins contributing the same name is an error naming both, so a choice
+is never silently shadowed.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from podium.errors import PluginError, UnknownNameError
+from podium.errors import PluginError, UnknownNameError, did_you_mean
 from podium.interfaces import Backend, Benchmark, Strategy
 from podium.plugins.manager import PodiumPluginManager
 from podium.plugins.specs import (
@@ -61,7 +63,8 @@ class Registry:
                 if not isinstance(spec, spec_type):
                     raise PluginError(
                         f"plugin {impl.plugin_name} ({origin}): {hook_name} returned "
-                        f"{type(spec).__name__}, expected {spec_type.__name__}"
+                        f"{type(spec).__name__}, expected {spec_type.__name__}",
+                        hint="the plugin is broken: fix it, or leave it out (docs/plugins.md)",
                     )
                 name: str = spec.name
                 if name in found:
@@ -79,10 +82,28 @@ class Registry:
         provider, arg = split_model_name(model, self.backends)
         entry = self.backends.get(provider)
         if entry is None:
-            raise UnknownNameError(
-                f"unknown model provider {provider!r}", hint=f"available: {self.model_choices()}"
-            )
+            raise self._unknown_backend(model, provider)
         return entry.spec.create(arg, options)
+
+    def _unknown_backend(self, model: str, provider: str) -> UnknownNameError:
+        """An unknown provider names the closest one; a model that stands for operators
+        (``baseline``) asked to answer calls (``--review-model``) says that it cannot."""
+        chat = ", ".join(e.spec.usage or n for n, e in self.backends.items())
+        if self.model_operator_set(model) is not None:
+            return UnknownNameError(
+                f"{model!r} is not a chat model: it writes code without one, so it answers no "
+                "model calls (it can only be the --model)",
+                hint=f"give a chat model: {chat}",
+            )
+        names = [
+            *self.backends,
+            *(e.spec.model for e in self.operator_sets.values() if e.spec.model),
+        ]
+        close = difflib.get_close_matches(provider, names, n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]}{model[len(provider) :]}? " if close else ""
+        return UnknownNameError(
+            f"unknown model provider {provider!r}", hint=f"{guess}available: {self.model_choices()}"
+        )
 
     def strategy(self, name: str) -> StrategySpec:
         """A registered strategy, or ``package.module:Class`` imported directly."""
@@ -140,7 +161,10 @@ def strategy_from_path(path: str) -> StrategySpec:
         ) from None
     cls = getattr(module, attr, None)
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
-        raise PluginError(f"{path} is not a Strategy subclass (podium.interfaces.Strategy)")
+        raise PluginError(
+            f"{path} is not a Strategy subclass (podium.interfaces.Strategy)",
+            hint="give module:Class of a Strategy subclass (see docs/strategies.md)",
+        )
     params = getattr(cls, "Params", None)
     if not (isinstance(params, type) and issubclass(params, BaseModel)):
         params = None
@@ -172,7 +196,7 @@ def _lookup(kind: str, name: str, table: Mapping[str, Entry[S]]) -> S:
 
 
 def _unknown(kind: str, name: str, table: Mapping[str, Entry[Any]]) -> UnknownNameError:
-    choices = ", ".join(table)
-    return UnknownNameError(
-        f"unknown {kind} {name!r}", hint=f"available: {choices or '(none registered)'}"
-    )
+    """``unknown strategy 'mtcs'`` with the hint ``did you mean mcts? available: ...``."""
+    if not table:
+        return UnknownNameError(f"unknown {kind} {name!r}", hint="available: (none registered)")
+    return UnknownNameError(f"unknown {kind} {name!r}", hint=did_you_mean(name, table))

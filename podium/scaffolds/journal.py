@@ -7,7 +7,8 @@ continues from exactly the last committed decision.
 
 Tables: ``meta`` (schema and Podium versions, task...), ``nodes`` (one row per node, the full
 record as JSON plus indexed columns), ``calls`` (model calls), ``state`` (run bookkeeping) and
-``discarded`` (nodes interrupted by a crash, kept for inspection when a resume re-runs them).
+``discarded`` (what interrupted attempts at a node had done, kept for inspection and
+accounting when a resume re-runs the node under its id).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class Journal:
             conn = _connect(path)
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
+            if _disk_failure(exc):  # the disk's fault, not the file's: said by who owns the disk
+                raise
             raise RunDirError(f"{path} is not a readable journal: {exc}") from None
         version = int(row[0]) if row else 0
         if version != SCHEMA_VERSION:
@@ -118,7 +121,10 @@ class Journal:
             failpoint("journal.write")  # crash with the transaction written but not committed
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            # SQLite may already have rolled back (a full disk does): a second ROLLBACK would
+            # replace the real error with "no transaction is active".
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
 
     # --- meta and bookkeeping -------------------------------------------------------------
@@ -175,8 +181,8 @@ class Journal:
 
     def nodes(self, state: NodeState | None = None) -> list[Node]:
         """Nodes in id order (finished ones: in step order), optionally of one state."""
-        if state is NodeState.DONE:
-            sql = "SELECT data FROM nodes WHERE state='done' ORDER BY step"
+        if state is NodeState.DONE:  # admitted ones in step order, then those not yet admitted
+            sql = "SELECT data FROM nodes WHERE state='done' ORDER BY step IS NULL, step, id"
             rows = self._db.execute(sql).fetchall()
         elif state is not None:
             rows = self._db.execute(
@@ -199,13 +205,31 @@ class Journal:
             ).fetchall()
         return [ModelCall.model_validate_json(r[0]) for r in rows]
 
-    def call_counts(self) -> dict[str, int]:
-        """Model calls per role made by finished nodes: where the call sequence resumes."""
+    def next_seqs(self) -> dict[str, int]:
+        """Per role, the next unused call number: past every call ever made, discarded ones too,
+        so a new call never takes a number (and a scripted answer) another call had."""
         rows = self._db.execute(
-            "SELECT c.role, COUNT(*) FROM calls c JOIN nodes n ON n.id = c.node_id "
-            "WHERE n.state='done' GROUP BY c.role"
+            "SELECT role, MAX(seq) FROM ("
+            "  SELECT role, seq FROM calls"
+            "  UNION ALL"
+            "  SELECT json_extract(value, '$.role'), json_extract(value, '$.seq')"
+            "  FROM discarded, json_each(discarded.calls)"
+            ") GROUP BY role"
         ).fetchall()
-        return {role: int(count) for role, count in rows}
+        return {role: int(top) + 1 for role, top in rows if role is not None}
+
+    def earlier_seqs(self, node_id: int) -> dict[str, list[int]]:
+        """Per role, the call numbers earlier attempts at this node used, in order: a re-run
+        node asks its calls under them again, so it gets the answers it got before."""
+        rows = self._db.execute(
+            "SELECT DISTINCT json_extract(value, '$.role'), json_extract(value, '$.seq') "
+            "FROM discarded, json_each(discarded.calls) WHERE discarded.node_id=?",
+            (node_id,),
+        ).fetchall()
+        seqs: dict[str, list[int]] = {}
+        for role, seq in sorted(rows, key=lambda r: (str(r[0]), int(r[1]))):
+            seqs.setdefault(str(role), []).append(int(seq))
+        return seqs
 
     def spent(self) -> list[tuple[str, str, bool, Usage]]:
         """(role, model, replayed, usage) of every answered call, discarded nodes' included: all
@@ -236,36 +260,51 @@ class Journal:
         row = self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM nodes").fetchone()
         return int(row[0])
 
-    def resume_rng_state(self) -> RngState | None:
-        """The RNG state to continue with: before the earliest unfinished decision, if any."""
-        row = self._db.execute(
-            "SELECT rng_before FROM nodes WHERE state!='done' ORDER BY id LIMIT 1"
-        ).fetchone()
-        if row and row[0]:
-            return _rng_from_json(row[0])
+    def rng_state(self) -> RngState | None:
+        """The RNG state after the last decision (every decision is kept, so it continues)."""
         saved = self.get_state("rng")
         return _rng_from_json(saved) if saved else None
 
-    def discard_unfinished(self) -> list[Node]:
-        """Move nodes a crash or an interrupt left unfinished (and their calls) out of the tree.
+    def restart_unfinished(self) -> list[Node]:
+        """Nodes a crash, an interrupt or a budget left unfinished, reset to run again.
 
-        Their ids are freed, so the resumed run re-runs the same decisions under the same ids.
+        Their decisions (id, operator, parents) stay: the resumed run re-runs each under its id,
+        exactly as the interrupted one would have finished it. What they had done so far (the
+        record and its model calls) is archived in ``discarded`` — the calls were paid for.
         """
         nodes = self.unfinished()
         now = datetime.now(UTC).isoformat()
+        fresh = [
+            Node(id=n.id, parent_ids=n.parent_ids, operator=n.operator, worker=n.worker)
+            for n in nodes
+        ]
         with self._write(None) as db:
-            for node in nodes:
+            for node, again in zip(nodes, fresh, strict=True):
                 calls = [c.model_dump(mode="json") for c in self.calls(node.id)]
                 db.execute(
                     "INSERT INTO discarded (node_id, node, calls, discarded_at) VALUES (?,?,?,?)",
                     (node.id, node.model_dump_json(), json.dumps(calls), now),
                 )
                 db.execute("DELETE FROM calls WHERE node_id=?", (node.id,))
-                db.execute("DELETE FROM nodes WHERE id=?", (node.id,))
-        return nodes
+                db.execute(
+                    "UPDATE nodes SET state=?, step=NULL, is_buggy=0, metric=NULL, data=? "
+                    "WHERE id=?",
+                    (again.state.value, again.model_dump_json(), node.id),
+                )
+        return fresh
 
     def discarded_count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM discarded").fetchone()[0])
+
+
+# SQLite's primary result codes that mean the disk (or its permissions), not the file's content:
+# PERM, READONLY, IOERR, FULL, CANTOPEN (https://sqlite.org/rescode.html).
+_DISK_CODES = {3, 8, 10, 13, 14}
+
+
+def _disk_failure(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _DISK_CODES
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -11,8 +11,16 @@ final = strategy.final_node(tree) -> best/
 ```
 
 Crash safety: a node is in the journal from the moment its action is chosen, and every phase
-change is one transaction. On resume, unfinished nodes are discarded and the RNG rewinds to
-before their decision, so they are re-run under the same ids; only finished nodes count as steps.
+change is one transaction. A decision, once journaled, is never made again: on resume every
+unfinished node is re-run under its id with its action, before any new decision, and the RNG
+continues from after the last decision; only finished nodes count as steps.
+
+Reproducibility with several workers (``schedule = "reproducible"``, the default): the decision
+for node ``n`` is made on a tree holding exactly nodes ``1 .. n - workers``, admitted in id
+order, and nodes take their steps in that order. What the strategy sees is then a function of
+the seed and the nodes' results, never of timing, so a run, its replay and any resume of it grow
+the same tree. The price: a worker idles while the oldest node in flight is still running.
+``"eager"`` decides whenever a worker is free, on whatever has finished.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +39,8 @@ from podium.errors import (
     ModelError,
     ModelFatalError,
     PluginError,
+    RecordExhausted,
+    RunDirError,
     SandboxError,
 )
 from podium.failpoints import failpoint
@@ -70,6 +81,8 @@ from podium.tree import SearchTree
 from podium.untrusted import remove_tree
 
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
+MAX_FAILED_PROPOSALS = 3  # consecutive nodes whose model or operator failed: the run stops
+Schedule = Literal["reproducible", "eager"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,7 @@ class LoopSettings:
     max_output_bytes: int = 64 * 1024
     keep_working: bool = False
     final_top_k: int = 1  # > 1: re-run the k best on a fresh kernel before choosing
+    schedule: Schedule = "reproducible"
 
 
 class RunEvents(Protocol):
@@ -122,15 +136,22 @@ class Search:
         self.run_dir, self.journal, self.parts, self.settings = run_dir, journal, parts, settings
         self.tree = SearchTree(parts.task.lower_is_better)
         self.rng = random.Random(settings.seed)
-        rng_state = journal.resume_rng_state()
-        if rng_state is not None:
+        if (rng_state := journal.rng_state()) is not None:
             self.rng.setstate(rng_state)
-        self.discarded = journal.discard_unfinished()
+        self.redo = journal.restart_unfinished()  # decided, unfinished: run again, first
+        self.discarded = list(self.redo)
+        self.unfinished = {n.id for n in self.redo}  # decided and not finished, in flight or not
         self.spending = Spending(settings.cost_usd, journal.spent())
+        self.waiting: dict[int, Node] = {}  # finished, not yet admitted (reproducible schedule)
         for node in journal.nodes(NodeState.DONE):
-            self._admit(node)
-        self.seq: dict[str, int] = journal.call_counts()
+            if node.step is None:
+                self.waiting[node.id] = node
+            else:
+                self._admit(node)
+        self.seq: dict[str, int] = journal.next_seqs()
         self.next_id = journal.next_node_id()
+        known = {*self.tree.ids(), *self.waiting, *self.unfinished}
+        run_dir.remove_stray_nodes(known)
         self.in_flight: dict[asyncio.Task[Node], Node] = {}
         self.stop_reason: str | None = None
         self.stop_detail: str | None = None  # e.g. why the cost budget stopped the run
@@ -138,6 +159,7 @@ class Search:
         self.reruns: list[final_choice.Rerun] = []
         self.error: str | None = None
         self.sandbox_failures = 0
+        self.failed_proposals = 0
         self._started = time.monotonic()
         self._elapsed_before = journal.elapsed_s
         self.best_id = run_dir.best_node_id()
@@ -151,10 +173,13 @@ class Search:
         t = self.settings.time_s
         return None if t is None else max(t - self.elapsed(), 0.0)
 
-    def exhausted(self) -> str | None:
-        """Why no new node may start, or None."""
+    def exhausted(self, decided: int | None = None) -> str | None:
+        """Why no node may start, or None; ``decided``: nodes decided so far that count toward
+        the steps (default: all, so no new decision fits once they make the budget)."""
         s = self.settings
-        if len(self.tree) + len(self.in_flight) >= s.steps:
+        if decided is None:
+            decided = self.next_id - 1
+        if decided >= s.steps:
             return "steps"
         if (left := self.time_left()) is not None and left <= 0:
             return "time"
@@ -179,6 +204,7 @@ class Search:
             self.stop_reason, self.error = "error", f"{type(exc).__name__}: {exc}"
             await self._cancel_in_flight()
             raise
+        self._admit_waiting(through=None)
         final = self.parts.strategy.final_node(self.tree)
         if self.settings.final_top_k > 1 and self.stop_reason not in ("interrupted", "error"):
             final, self.reruns = await final_choice.choose(
@@ -210,28 +236,60 @@ class Search:
 
     def _launch(self) -> None:
         while self.stop_reason is None and len(self.in_flight) < self.settings.workers:
-            if self.exhausted():
+            node = self._restart() if self.redo else self._decide()
+            if node is None:
                 return
-            before = self.rng.getstate()
-            self.tree.pending = [_action_of(n) for n in self.in_flight.values()]
-            action = self.parts.strategy.next_action(self.tree, self.rng)
-            if action is None:
-                return
-            if action.operator not in self.parts.operators.operators:
-                raise PluginError(
-                    f"strategy {self.parts.strategy.name} asked for operator "
-                    f"{action.operator!r}, which operator set {self.parts.operators.name} lacks"
-                )
-            node = Node(
-                id=self.next_id,
-                parent_ids=action.parent_ids,
-                operator=action.operator,
-                worker=self._free_worker(),
-            )
-            self.next_id += 1
-            self.journal.begin(node, before, self.rng.getstate(), self.elapsed())
+            node = node.model_copy(update={"worker": self._free_worker()})
             task = asyncio.create_task(self._expand(node), name=f"node-{node.id}")
             self.in_flight[task] = node
+
+    def _restart(self) -> Node | None:
+        """The next node a crash or a budget left unfinished, if the budgets let it run."""
+        if self.exhausted(decided=len(self.tree) + len(self.waiting) + len(self.in_flight)):
+            return None
+        return self.redo.pop(0)
+
+    def _decide(self) -> Node | None:
+        """A new node: the strategy's next action, journaled with the RNG before and after."""
+        if self.exhausted() or not self._may_decide():
+            return None
+        before = self.rng.getstate()
+        action = self.parts.strategy.next_action(self.tree, self.rng)
+        if action is None:
+            return None
+        if action.operator not in self.parts.operators.operators:
+            raise PluginError(
+                f"strategy {self.parts.strategy.name} asked for operator "
+                f"{action.operator!r}, which operator set {self.parts.operators.name} lacks"
+            )
+        node = Node(id=self.next_id, parent_ids=action.parent_ids, operator=action.operator)
+        self.next_id += 1
+        self.unfinished.add(node.id)
+        self.journal.begin(node, before, self.rng.getstate(), self.elapsed())
+        return node
+
+    def _may_decide(self) -> bool:
+        """Eager: always. Reproducible: once nodes ``1 .. n - workers`` are all admitted (in id
+        order), so the tree the decision sees does not depend on which node finished first."""
+        eager = self.settings.schedule == "eager"
+        through = None if eager else self.next_id - self.settings.workers
+        self._admit_waiting(through)
+        if through is not None and any(i <= through for i in self.unfinished):
+            return False
+        unadmitted = sorted([*self.in_flight.values(), *self.waiting.values()], key=_id)
+        self.tree.pending = [_action_of(n) for n in unadmitted]
+        return True
+
+    def _admit_waiting(self, through: int | None) -> None:
+        """Admit finished nodes in id order, up to ``through`` (None: all), stopping at the
+        first node still running: nodes take their steps in id order."""
+        first_open = min(self.unfinished, default=None)
+        for node_id in sorted(self.waiting):
+            if (through is not None and node_id > through) or (
+                first_open is not None and node_id > first_open
+            ):
+                return
+            self._finish(self.waiting.pop(node_id))
 
     def _free_worker(self) -> int:
         busy = {n.worker for n in self.in_flight.values()}
@@ -248,12 +306,22 @@ class Search:
         if isinstance(exc, CostLimitReached):
             self.stop_reason, self.stop_detail = "cost", str(exc)
             return
+        if isinstance(exc, RecordExhausted):
+            self.stop_reason, self.stop_detail = "replayed", str(exc)
+            return
         if exc is not None:
             raise exc
-        node = task.result()
-        node = node.model_copy(
-            update={"state": NodeState.DONE, "step": len(self.tree) + 1, "finished_at": utcnow()}
-        )
+        node = task.result().model_copy(update={"state": NodeState.DONE, "finished_at": utcnow()})
+        self.unfinished.discard(node.id)
+        if self.settings.schedule == "eager":
+            self._finish(node)
+        else:  # recorded now, so no kill loses it; it takes its step in id order
+            self.journal.update(node, self.elapsed())
+            self.waiting[node.id] = node
+
+    def _finish(self, node: Node) -> None:
+        """Give a finished node its step, show it to the strategy, publish the best so far."""
+        node = node.model_copy(update={"step": len(self.tree) + 1})
         self.journal.update(node, self.elapsed())
         self._admit(node)
         self._publish(self.parts.strategy.final_node(self.tree))
@@ -286,7 +354,7 @@ class Search:
             node = await self._propose(node, client)
             if node.bug_reason is None:
                 node = await self._execute_and_review(node, client)
-        except (asyncio.CancelledError, CostLimitReached):
+        except (asyncio.CancelledError, CostLimitReached, RecordExhausted):
             # Left unfinished: a resume (with a larger budget) runs this node again.
             interrupted = node.model_copy(update={"state": NodeState.INTERRUPTED})
             with contextlib.suppress(Exception):
@@ -303,10 +371,10 @@ class Search:
             task=self.parts.task,
             action=_action_of(node),
             parents=parents,
-            tree=self.tree,
+            tree=self._tree_seen_by(node),
             environment=await self.parts.sandbox.environment(),
-            budget=BudgetView(
-                steps_left=self.settings.steps - len(self.tree),
+            budget=BudgetView(  # counted by id: the same whichever node finished first
+                steps_left=self.settings.steps - node.id + 1,
                 time_left_s=self.time_left(),
                 exec_timeout_s=self.settings.exec_timeout_s,
             ),
@@ -320,11 +388,12 @@ class Search:
             raise StopRun(_fatal_message(exc)) from exc
         except ModelError as exc:
             proposal, problem = Proposal("", ""), f"model call failed: {exc}"
-        except CostLimitReached:
-            raise
+        except (CostLimitReached, RecordExhausted, RunDirError, sqlite3.Error):
+            raise  # a budget, the record's end, the run dir's disk: never the node's fault
         except Exception as exc:
             proposal = Proposal("", "")
             problem = f"operator {node.operator} failed: {type(exc).__name__}: {exc}"
+        self._count_failed_proposal(problem)
         problem = problem or proposal.problem or (None if proposal.code.strip() else "no code")
         timings = node.timings.model_copy(update={"model_s": client.code_s})
         node = node.model_copy(
@@ -336,6 +405,28 @@ class Search:
             node = node.model_copy(update={"is_buggy": True, "bug_reason": problem})
         self.journal.update(node, self.elapsed())
         return node
+
+    def _tree_seen_by(self, node: Node) -> SearchTree:
+        """What a node's operators see: under the reproducible schedule, the tree its decision
+        was made on (nodes ``1 .. id - workers``), so its prompts do not depend on timing."""
+        if self.settings.schedule == "eager":
+            return self.tree
+        view = self.tree.upto(node.id - self.settings.workers)
+        known = {n.id: n for n in (*self.in_flight.values(), *self.waiting.values(), *self.tree)}
+        decided = range(max(node.id - self.settings.workers + 1, 1), node.id)
+        view.pending = [_action_of(known[i]) for i in decided if i in known]
+        return view
+
+    def _count_failed_proposal(self, problem: str | None) -> None:
+        """A model that cannot be reached (a dead endpoint, a broken plugin) fails every node:
+        after a few in a row the run stops, instead of spending its whole budget on them."""
+        self.failed_proposals = self.failed_proposals + 1 if problem else 0
+        if self.failed_proposals >= MAX_FAILED_PROPOSALS:
+            raise StopRun(
+                f"{self.failed_proposals} nodes in a row could not get code: {problem} "
+                "(check the model, its endpoint and key: podium models check MODEL; "
+                "then podium resume DIR)"
+            )
 
     async def _execute_and_review(self, node: Node, client: _RecordingClient) -> Node:
         task = self.parts.task
@@ -383,7 +474,7 @@ class Search:
             )
         except SandboxError as exc:
             result = sandbox_failure(exc)
-        (root / "output.txt").write_text(result.output, encoding="utf-8")
+        self.run_dir.write_file(root / "output.txt", result.output)
         return result
 
     async def _check_submission(
@@ -433,6 +524,10 @@ def _fatal_message(exc: ModelFatalError) -> str:
     return f"{exc} ({exc.hint})" if exc.hint else str(exc)
 
 
+def _id(node: Node) -> int:
+    return node.id
+
+
 def _action_of(node: Node) -> Action:
     return Action(operator=node.operator, parent_ids=node.parent_ids)
 
@@ -442,16 +537,18 @@ class _RecordingClient:
 
     def __init__(self, search: Search, node_id: int) -> None:
         self.search, self.node_id = search, node_id
+        self.earlier = search.journal.earlier_seqs(node_id)  # a re-run asks under the same seqs
+        self.turns: dict[str, int] = {}
         self.usage = Usage()
         self.code_s = 0.0
         self.review_s = 0.0
 
     async def ask(self, request: ModelRequest, role: Literal["code", "review"]) -> ModelResponse:
         s = self.search
-        seq = s.seq.get(role, 0)
-        s.seq[role] = seq + 1
+        seq = self._seq(role)
+        turn = self.turns[role] = self.turns.get(role, -1) + 1
         request = request.model_copy(
-            update={"meta": RequestMeta(node_id=self.node_id, role=role, seq=seq)}
+            update={"meta": RequestMeta(node_id=self.node_id, role=role, seq=seq, turn=turn)}
         )
         backend = s.parts.code_model if role == "code" else s.parts.review_model
         if backend is None:
@@ -476,6 +573,15 @@ class _RecordingClient:
         s.spending.add(role, backend.model, response.usage, response.replayed)
         self.usage += response.usage
         return response
+
+    def _seq(self, role: str) -> int:
+        """The call's number in the run: the one an earlier attempt at this node had, else the
+        next never used."""
+        if earlier := self.earlier.get(role):
+            return earlier.pop(0)
+        seq = self.search.seq.get(role, 0)
+        self.search.seq[role] = seq + 1
+        return seq
 
     def _add_time(self, role: str, seconds: float) -> None:
         if role == "code":

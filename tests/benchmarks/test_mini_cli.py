@@ -63,7 +63,7 @@ def test_grade_reports_valid_and_malformed_submissions(
     broken = tmp_path / "broken.csv"
     broken.write_text("PassengerId,Survived\n892,1\n")
     bad = podium_cli("grade", "mini/titanic", str(broken), "--data-dir", str(data_dir))
-    assert bad.returncode == 0 and "Traceback" not in bad.stderr
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert bad.stdout.startswith("score: none, invalid submission: ")
     assert "thresholds: gold >= 0.83254" in bad.stdout
 

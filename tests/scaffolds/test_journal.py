@@ -211,97 +211,88 @@ def test_model_calls_round_trip(path: Path) -> None:
     reopened.close()
 
 
-def test_call_counts_count_only_finished_nodes(path: Path) -> None:
+def test_call_numbers_continue_past_every_call_ever_made(path: Path) -> None:
     journal = Journal.create(path, META)
     d = Decisions(journal)
     for node_id in (1, 2, 3):
         d.begin(Node(id=node_id, operator="draft"))
+    assert journal.next_seqs() == {}
     journal.record_call(call(1, "code", 0))
-    journal.record_call(call(1, "review", 0))
-    journal.record_call(call(2, "code", 1))
-    journal.record_call(call(2, "review", 1))
-    journal.record_call(call(3, "code", 2))  # node 3 never finishes
-    assert journal.call_counts() == {}
-    journal.update(finished(Node(id=1, operator="draft"), step=1), elapsed_s=1.0)
-    assert journal.call_counts() == {"code": 1, "review": 1}
-    journal.update(finished(Node(id=2, operator="draft"), step=2), elapsed_s=2.0)
-    assert journal.call_counts() == {"code": 2, "review": 2}
+    journal.record_call(call(3, "code", 1))  # node 3 asked before node 2 finished
+    journal.record_call(call(2, "code", 2))
+    journal.record_call(call(2, "review", 0))
+    journal.update(finished(Node(id=2, operator="draft"), step=1), elapsed_s=1.0)
+    assert journal.next_seqs() == {"code": 3, "review": 1}
+    journal.restart_unfinished()  # nodes 1 and 3: their calls move to `discarded`
+    assert journal.next_seqs() == {"code": 3, "review": 1}  # their numbers are never reused
+    assert journal.earlier_seqs(1) == {"code": [0]}
+    assert journal.earlier_seqs(3) == {"code": [1]}
+    assert journal.earlier_seqs(2) == {}
     journal.close()
 
 
-def test_discard_unfinished_moves_nodes_and_calls_aside_and_frees_ids(path: Path) -> None:
+def test_restart_unfinished_keeps_each_decision_under_its_id(path: Path) -> None:
     journal = Journal.create(path, META)
     d = Decisions(journal)
-    for node_id in (1, 2, 3):
-        d.begin(Node(id=node_id, operator="draft"))
+    for node_id, parents in ((1, ()), (2, ()), (3, (1,))):
+        d.begin(Node(id=node_id, operator="improve" if parents else "draft", parent_ids=parents))
     done = finished(Node(id=1, operator="draft"), step=1)
     journal.update(done, elapsed_s=1.0)
+    half = Node(id=3, operator="improve", parent_ids=(1,), code="print(1)", worker=2)
+    journal.update(half.model_copy(update={"state": NodeState.EXECUTING}), elapsed_s=1.5)
     kept, lost = call(1, "code", 0), [call(2, "code", 1), call(3, "code", 2), call(3, "review", 0)]
     for c in [kept, *lost]:
         journal.record_call(c)
-    assert journal.next_node_id() == 4
-    assert journal.discarded_count() == 0
 
-    discarded = journal.discard_unfinished()
+    restarted = journal.restart_unfinished()
 
-    assert [n.id for n in discarded] == [2, 3]
-    assert journal.nodes() == [done]
-    assert journal.unfinished() == []
-    assert journal.calls(2) == [] and journal.calls(3) == []
+    assert [(n.id, n.operator, n.parent_ids) for n in restarted] == [
+        (2, "draft", ()),
+        (3, "improve", (1,)),
+    ]
+    assert all(n.state is NodeState.PROPOSING and n.code == "" for n in restarted)
+    assert journal.nodes(NodeState.DONE) == [done]
+    assert [n.id for n in journal.unfinished()] == [2, 3]  # still decided, to run again
     assert journal.calls() == [kept]
-    assert journal.next_node_id() == 2
+    assert journal.next_node_id() == 4  # no id is handed out twice
     assert journal.discarded_count() == 2
     journal.close()
 
-    # Persisted, and kept for inspection with their calls.
     reopened = Journal.open(path)
-    assert reopened.discarded_count() == 2
-    assert reopened.next_node_id() == 2
-    assert reopened.discard_unfinished() == []
-    assert reopened.discarded_count() == 2
+    assert [n.id for n in reopened.restart_unfinished()] == [2, 3]  # killed again: same nodes
     reopened.close()
     with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT node_id, node, calls FROM discarded ORDER BY node_id").fetchall()
-    assert [r[0] for r in rows] == [2, 3]
-    assert Node.model_validate_json(rows[1][1]).id == 3
+        rows = db.execute("SELECT node_id, node, calls FROM discarded ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == [2, 3, 2, 3]
+    assert Node.model_validate_json(rows[1][1]).code == "print(1)"  # what the attempt had done
     kept_calls = [ModelCall.model_validate(c) for c in json.loads(rows[1][2])]
     assert kept_calls == lost[1:]
 
 
-def test_resume_rng_state_is_before_the_earliest_unfinished_decision(path: Path) -> None:
+def test_the_rng_continues_after_the_last_decision(path: Path) -> None:
     journal = Journal.create(path, META)
-    assert journal.resume_rng_state() is None
+    assert journal.rng_state() is None
     d = Decisions(journal, seed=2026)
-    d.begin(Node(id=1, operator="draft"))
-    d.begin(Node(id=2, operator="draft"))
-    d.begin(Node(id=3, operator="draft"))
+    for node_id in (1, 2, 3):
+        d.begin(Node(id=node_id, operator="draft"))
     journal.update(finished(Node(id=1, operator="draft"), step=1), elapsed_s=1.0)
-    journal.update(finished(Node(id=3, operator="draft"), step=2), elapsed_s=2.0)
     journal.close()
-
     reopened = Journal.open(path)
-    state = reopened.resume_rng_state()
-    assert state == d.before[2]
-    # The restored generator continues exactly where decision 2 started.
-    replay, original = random.Random(), random.Random()
-    replay.setstate(state)
-    original.setstate(d.before[2])
-    assert [replay.random() for _ in range(5)] == [original.random() for _ in range(5)]
+    reopened.restart_unfinished()  # decisions 2 and 3 are kept: nothing to draw again
+    assert reopened.rng_state() == d.after[3] == d.rng.getstate()
     reopened.close()
 
 
-def test_resume_rng_state_after_the_last_decision_when_all_finished(path: Path) -> None:
+def test_finished_nodes_not_yet_given_a_step_come_last_in_id_order(path: Path) -> None:
     journal = Journal.create(path, META)
-    d = Decisions(journal, seed=5)
-    d.begin(Node(id=1, operator="draft"))
-    d.begin(Node(id=2, operator="draft"))
-    journal.update(finished(Node(id=2, operator="draft"), step=1), elapsed_s=1.0)
-    journal.update(finished(Node(id=1, operator="draft"), step=2), elapsed_s=2.0)
-    assert journal.resume_rng_state() == d.after[2] == d.rng.getstate()
+    d = Decisions(journal)
+    for node_id in (1, 2, 3, 4):
+        d.begin(Node(id=node_id, operator="draft"))
+    journal.update(finished(Node(id=4, operator="draft"), step=None), elapsed_s=1.0)
+    journal.update(finished(Node(id=3, operator="draft"), step=None), elapsed_s=1.0)
+    journal.update(finished(Node(id=1, operator="draft"), step=1), elapsed_s=1.0)
+    assert [(n.id, n.step) for n in journal.nodes(NodeState.DONE)] == [(1, 1), (3, None), (4, None)]
     journal.close()
-    reopened = Journal.open(path)
-    assert reopened.resume_rng_state() == d.rng.getstate()
-    reopened.close()
 
 
 def test_elapsed_time_is_persisted_with_each_write(path: Path) -> None:

@@ -136,6 +136,23 @@ def test_rejected_credentials_stop_the_run_and_keep_what_was_done(
     assert json.loads((tmp_path / "run/best/node.json").read_text())["node_id"] == 1
 
 
+def test_a_model_that_fails_node_after_node_stops_the_run(tmp_path: Path, data_dir: Path) -> None:
+    """A dead endpoint fails every call: after a few nodes in a row the run stops (non-zero),
+    and the nodes it stopped on are re-run by a resume, once the model is back."""
+    failing = [code_answer("", error="connection refused")] * 4
+    script = write_script(tmp_path / "s.jsonl", [node_answers(solution(0.8)), *failing])
+    result = podium.run(
+        run_config(script, tmp_path / "run", data_dir, steps=8, search={"num_drafts": 8})
+    )
+    assert result.summary["status"] == "failed"
+    assert "3 nodes in a row could not get code" in result.summary["error"]
+    assert "connection refused" in result.summary["error"]
+    assert result.summary["steps"] == 3  # the good node and two failed ones; the third re-runs
+    journal = Journal.open(tmp_path / "run" / "journal.sqlite")
+    assert [n.id for n in journal.unfinished()] == [4]
+    journal.close()
+
+
 def test_prompts_are_recorded_and_free_of_run_specific_text(tmp_path: Path, data_dir: Path) -> None:
     script = write_script(
         tmp_path / "s.jsonl",

@@ -261,6 +261,16 @@ def test_resume_can_raise_the_step_budget(tmp_path: Path, data_dir: Path) -> Non
     script = write_script(tmp_path / "s.jsonl", answers)
     out = tmp_path / "run"
     podium.run(run_config(script, out, data_dir, steps=2, search={"num_drafts": 3}))
+    finished = podium_cli("resume", str(out))  # nothing to do: said in one line, not started up
+    assert finished.returncode == 2
+    assert finished.stderr.splitlines() == [
+        f"error: nothing to resume: {out} has finished its 2 steps and no node is unfinished",
+        f"hint: raise that budget to go on, e.g. podium resume {out} --steps 12",
+    ]
+    assert "sandbox" not in finished.stdout
+    (out / "nodes" / "77").mkdir()  # as an older Podium's resume could leave: no journal row
+    (out / "nodes" / "77" / "solution.py").write_text("print(77)\n")
     result = podium.resume(out, {"budget.steps": 3})
+    assert sorted(p.name for p in (out / "nodes").iterdir()) == ["1", "2", "3"]
     assert result.summary["steps"] == 3
     assert "steps = 3" in (out / "config.toml").read_text()

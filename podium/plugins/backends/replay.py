@@ -2,10 +2,12 @@
 
 A request is matched by its content (role, messages, tools), not by its position, so a replay
 follows the recorded run exactly as long as the search asks the same things; identical requests
-are answered in the order they were recorded. The budget sentence of the prompts ("Steps left
+are answered in the order they were recorded (the same node's answer first, so workers asking in
+another order get what each node got). The budget sentence of the prompts ("Steps left
 ...", "Time left ...") is ignored when matching, so a replay may run under another budget.
 A request with no recorded answer means the run has diverged: that is an error saying where the
 closest recorded request differs, or, with ``--replay-miss live``, a call to the real model.
+Once every recorded answer is used the record has simply run out: the run stops cleanly.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Literal
 
-from podium.errors import ReplayMissError
+from podium.errors import RecordExhausted, ReplayMissError
 from podium.interfaces import Backend
 from podium.plugins.backends.answers import RecordedAnswer
 from podium.records import ModelRequest, ModelResponse
@@ -67,8 +69,13 @@ class ReplayBackend(Backend):
             self._requests.append((answer.role, answer.request))
 
     def _next(self, request: ModelRequest) -> RecordedAnswer | None:
+        """The answer for ``request``: among identical recorded requests (drafts on the same
+        tree ask the same thing), the one the same node got, so the order in which workers
+        ask does not matter; else the earliest."""
         queue = self._queues.get(request_key(request.meta.role, request))
-        return queue[0] if queue else None
+        if not queue:
+            return None
+        return next((a for a in queue if a.node_id == request.meta.node_id), queue[0])
 
     def max_cost_usd(self, request: ModelRequest) -> float | None:
         answer = self._next(request)
@@ -77,12 +84,15 @@ class ReplayBackend(Backend):
         return self.live().max_cost_usd(request) if self._make_live else 0.0
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        queue = self._queues.get(request_key(request.meta.role, request))
-        if queue:
-            answer = queue.popleft()
+        answer = self._next(request)
+        if answer is not None:
+            self._queues[request_key(request.meta.role, request)].remove(answer)
             return answer.response(self.model, answer.latency_s or 0.0, replayed=True)
         if self._make_live is not None:
             return await self.live().complete(request)
+        if not any(self._queues.values()):
+            raise RecordExhausted(f"every recorded {request.meta.role} answer in {self.source} "
+                                  "has been replayed")  # fmt: skip
         raise ReplayMissError(
             f"replay: no recorded answer for {request.meta.role} call #{request.meta.seq + 1} "
             f"(node {request.meta.node_id}) in {self.source}: {self._closest(request)}",

@@ -1,9 +1,11 @@
 """The ``scripted`` backend: answers from a JSONL file, for tests and for demos of the LLM path.
 
 The file format is :mod:`podium.plugins.backends.answers` (``podium calls export`` writes it
-from a real run). The n-th code call of a run gets the n-th code line (likewise for review),
-counted by the search's deterministic call sequence, so a resumed run receives exactly the
-answers an uninterrupted one would. ``delay_s`` simulates latency; ``error`` fails the call.
+from a real run). Lines that name their node (``node_id``, as exported lines do) answer that
+node's calls in order, whatever order the workers make them in. Otherwise the n-th code call of
+a run gets the n-th code line (likewise for review), counted by the search's call sequence; a
+node re-run on resume asks under the numbers it had, so it receives the answers it received
+before. ``delay_s`` simulates latency; ``error`` fails the call.
 """
 
 from __future__ import annotations
@@ -25,23 +27,34 @@ class ScriptedBackend(Backend):
         self.path = path
         self.model = f"scripted:{path}"
         script = answers.load(path)
-        self.answers = {role: [a for a in script if a.role == role] for role in ("code", "review")}
+        self.by_node = any(a.node_id is not None for a in script)
+        self.answers: dict[tuple[str, int | None], list[answers.RecordedAnswer]] = {}
+        for a in script:
+            self.answers.setdefault((a.role, a.node_id if self.by_node else None), []).append(a)
+
+    def _script(self, request: ModelRequest) -> tuple[list[answers.RecordedAnswer], int, str]:
+        """The lines this request draws from, its index among them, and what to call it."""
+        meta = request.meta
+        if self.by_node:
+            lines = self.answers.get((meta.role, meta.node_id), [])
+            return lines, meta.turn, f"node {meta.node_id}'s {meta.role} call #{meta.turn + 1}"
+        lines = self.answers.get((meta.role, None), [])
+        return lines, meta.seq, f"{meta.role} call #{meta.seq + 1}"
 
     def _answer(self, request: ModelRequest) -> answers.RecordedAnswer:
-        role, seq = request.meta.role, request.meta.seq
-        script = self.answers[role]
-        if seq >= len(script):
+        script, index, name = self._script(request)
+        if index >= len(script):
             raise ScriptExhaustedError(
-                f"scripted model has no answer for {role} call #{seq + 1} "
-                f"({self.path} holds {len(script)} {role} answers)",
+                f"scripted model has no answer for {name} "
+                f"({self.path} holds {len(script)} such answers)",
                 provider="scripted",
             )
-        return script[seq]
+        return script[index]
 
     def max_cost_usd(self, request: ModelRequest) -> float | None:
         """Exact: the script says what the next answer costs."""
-        seq, script = request.meta.seq, self.answers[request.meta.role]
-        usage = script[seq].usage if seq < len(script) else None
+        script, index, _ = self._script(request)
+        usage = script[index].usage if index < len(script) else None
         return usage.cost_usd if usage else 0.0
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
