@@ -135,7 +135,7 @@ def killed_run(args: list[str], out: Path, env: dict[str, str], rng: random.Rand
             proc.send_signal(signal.SIGKILL)
             result.kills += 1
         proc.wait()
-        if finished(out) and proc.returncode == 0:
+        if finished(out):  # (a kill after its summary said so: `resume` has nothing to do)
             return
         if (out / "journal.sqlite").exists():
             proc = podium("resume", str(out), env=env)
@@ -182,7 +182,9 @@ def campaign(backend: str, workers: int, trials: int, base: Path, env: dict[str,
 
 
 @contextmanager
-def backend_args(name: str, base: Path, data: Path, env: dict[str, str]) -> Iterator[list[str]]:
+def backend_args(
+    name: str, base: Path, data: Path, env: dict[str, str], workers: int
+) -> Iterator[list[str]]:
     common = ["--steps", "9", "--seed", "3", "--data-dir", str(data), *SEARCH,
               "-o", "sandbox.preimports=[]"]  # fmt: skip
     if name == "scripted" or name == "replay":
@@ -194,7 +196,8 @@ def backend_args(name: str, base: Path, data: Path, env: dict[str, str]) -> Iter
         args = ["run", str(TOY), "--model", f"scripted:{script}", *common]
         if name == "replay":
             recorded = base / "recorded"
-            subprocess.run([sys.executable, "-m", "podium", *args, "--out", str(recorded)],
+            subprocess.run([sys.executable, "-m", "podium", *args, "--out", str(recorded),
+                            "-o", f"workers={workers}"],  # the record's tree is the one replayed
                            env=env, cwd=REPO, check=True, capture_output=True)  # fmt: skip
             args = ["run", str(TOY), "--replay", str(recorded), *common]
         yield args
@@ -227,7 +230,7 @@ def main() -> None:
                 base = Path(tmp) / f"{name}-{workers}"
                 base.mkdir()
                 run_env = dict(env)  # the openai backend adds its fake server's key
-                with backend_args(name, base, data, run_env) as args:
+                with backend_args(name, base, data, run_env, workers) as args:
                     r = campaign(name, workers, opts.trials, base, run_env, rng, args, opts.keep)
                 results.append(r)
                 print(f"{name:9} workers={workers}: {r.kills} kills over {r.trials} runs, "

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from podium.cli import (
     EXIT_INTERRUPTED,
+    PRESET_HELP,
     ConfigFile,
     Cost,
     DataDir,
@@ -23,6 +24,7 @@ from podium.cli import (
     err,
     out,
 )
+from podium.cli_checks import new_directory
 from podium.errors import UserError
 
 if TYPE_CHECKING:
@@ -84,12 +86,7 @@ def bench(
     obfuscated_description: Annotated[
         bool, typer.Option(help="Show the agents the obfuscated descriptions (MLE-bench).")
     ] = False,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            help="Config preset: aide, aide-mlebench, mlebench-reference, aide-mlebench-reference."
-        ),
-    ] = None,
+    preset: Annotated[str | None, typer.Option(help=PRESET_HELP)] = None,
     config: ConfigFile = None,
     overrides: Overrides = None,
     plugins: Plugins = None,
@@ -122,6 +119,7 @@ def bench(
             raise UserError(
                 "a new sweep needs --tasks and --out", hint="or continue one: --resume DIR"
             )
+        new_directory(out_dir, "--out", hint="--out names a new sweep directory (podium makes it)")
         request = sw.SweepRequest(
             tasks, parse_list("--strategies", strategies), parse_list("--models", models),
             parse_seeds(seeds), run_options, overrides or [], config, plugins or [],

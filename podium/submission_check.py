@@ -13,9 +13,11 @@ how good the predictions are.
 The rules are the ones every MLE-bench grader shares, read the way MLE-bench reads a submission
 (pandas' ``read_csv``), so that a file the grader accepts is never refused here:
 
-* the file exists, is not empty and not huge (a size cap checked before reading), is UTF-8 text
-  and parses as a CSV whose rows have at most as many fields as its header (pandas fills short
-  rows with blanks and refuses long ones);
+* the file exists, is not empty and not huge (a size cap checked before reading), its header
+  line is not absurdly long or wide next to the sample's (:func:`bound_problem`, checked on the
+  file's first bytes before anything parses the rest), it is UTF-8 text and parses as a CSV
+  whose rows have at most as many fields as its header (pandas fills short rows with blanks and
+  refuses long ones);
 * it has every column of the sample submission (more are allowed: graders select by name);
 * it has as many rows as the sample submission;
 * its **keys** hold the sample's values, each as often. A key is a column of the sample whose
@@ -31,22 +33,44 @@ It uses the standard library only (no pandas): it must run under whatever interp
 solutions use, and it must never crash on hostile input. On the host the submission is passed as
 bytes, read by the caller through ``podium.untrusted`` (this file cannot import it); a path is
 read here only inside the sandbox, where the file is the solution's own.
+
+On the host the check is bounded by construction: the bounds refuse an absurd file in
+milliseconds, everything after them is linear in the file, and a file larger than
+``IN_PROCESS_BYTES`` is checked in a child process (this file, run as a script with
+``--host-check``) under a memory limit and a deadline, so that no single long parse holds the
+host's interpreter lock (a 100 MB line is seconds of C code) and no file can cost the host its
+memory. A check that cannot finish in time is no refusal: it passes, with a warning logged (the
+grade after the run is the judge; a valid submission must never be refused).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import fnmatch
 import functools
 import io
+import json
+import logging
 import math
+import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 MIN_SIZE_CAP = 100 * 1024 * 1024  # bytes; a submission may always be this big
 SIZE_CAP_FACTOR = 20  # ... or this many times the sample submission, if that is more
+MIN_COLUMN_CAP = 10_000  # a submission's header may always have this many columns
+COLUMN_CAP_FACTOR = 10  # ... or this many times the sample's, if that is more
+MIN_HEADER_CAP = 1024 * 1024  # bytes: a submission's header line may always be this long
+HEADER_CAP_FACTOR = 10  # ... or this many times the sample's, if that is more
+IN_PROCESS_BYTES = 1024 * 1024  # the host checks larger submissions in a child process
+CHECK_TIMEOUT_S = 30.0  # the child's deadline, by default
+CHILD_MEMORY_BYTES = 512 * 1024 * 1024  # the child's address space, plus 8 times the files
+HOST_FLAG = "--host-check"
+REFERENCE_HEAD_BYTES = 4 * 1024 * 1024  # of a sample or answers file, for its header line
 MISSING = {"", "nan", "NaN", "NAN", "NA", "N/A", "null", "NULL", "None", "<NA>", "n/a",
            "#N/A", "-nan", "-NaN", "1.#IND", "1.#QNAN", "#NA", "-1.#IND", "-1.#QNAN",
            "#N/A N/A"}  # fmt: skip
@@ -65,42 +89,86 @@ SCRIPT_NAME = "validate_submission.py"  # this file's name in the solution's wor
 csv.field_size_limit(2**31 - 1)  # encoded masks and long texts are single huge fields
 
 
+log = logging.getLogger("podium.submission_check")
+
+
 class Invalid(Exception):
     """The submission cannot be graded; the message is the one-line reason."""
 
 
-def check(submission: Path | bytes, sample: Path, max_bytes: int | None = None) -> str | None:
+class Unchecked(Exception):
+    """The check could not finish (its deadline, its memory): the message says why."""
+
+
+def check(
+    submission: Path | bytes,
+    sample: Path,
+    max_bytes: int | None = None,
+    *,
+    keys: Sequence[str] | None = None,
+    timeout_s: float = CHECK_TIMEOUT_S,
+) -> str | None:
     """``None`` when ``submission`` (a path, or its bytes) passes the structural check against
     ``sample`` (whose folder is the public data the keys are looked up in), else the first
     problem found.
 
     ``max_bytes`` caps the submission's size (default: ``size_cap(sample)``); a larger file is
-    refused before a byte of it is read.
+    refused before a byte of it is read. ``keys`` are the sample's key columns when the caller
+    knows them (default: :func:`key_columns`). Bytes (the host's case) are checked against the
+    bounds first, then, past ``IN_PROCESS_BYTES``, in a child process given ``timeout_s``: one
+    that cannot finish passes, with a warning logged.
     """
+    sample = Path(sample)
+    if not isinstance(submission, bytes) or len(submission) <= IN_PROCESS_BYTES:
+        return _verdict(submission, sample, max_bytes, keys)
     try:
-        _check(submission, Path(sample), max_bytes)
+        limits = bounds(sample, max_bytes=max_bytes)
     except Invalid as exc:
-        return _cut(" ".join(str(exc).split()), MAX_REASON_CHARS)
+        return _reason(exc)
+    problem = bound_problem(submission, len(submission), limits)
+    if problem is not None:
+        return problem
+    try:
+        found = check_in_child(submission, sample, limits.max_bytes, keys, timeout_s)
+    except Unchecked as exc:
+        log.warning("the submission was not checked: %s", exc)
+        return None
+    return found
+
+
+def _verdict(
+    submission: Path | bytes, sample: Path, max_bytes: int | None, keys: Sequence[str] | None
+) -> str | None:
+    try:
+        _check(submission, sample, max_bytes, keys)
+    except Invalid as exc:
+        return _reason(exc)
     except MemoryError:
         return "the submission cannot be checked: it needs more memory than this process has"
     return None
 
 
-def _check(submission: Path | bytes, sample: Path, max_bytes: int | None) -> None:
-    expected = _parse_csv(_read(sample, "the sample submission", None), "the sample submission")
-    cap = max_bytes if max_bytes is not None else size_cap(sample)
+def _reason(exc: Exception) -> str:
+    return _cut(" ".join(str(exc).split()), MAX_REASON_CHARS)
+
+
+def _check(
+    submission: Path | bytes, sample: Path, max_bytes: int | None, keys: Sequence[str] | None
+) -> None:
+    limits = bounds(sample, max_bytes=max_bytes)
+    cap = limits.max_bytes
     data = submission if isinstance(submission, bytes) else _read(submission, "the submission", cap)
-    if len(data) > cap:
-        raise Invalid(
-            f"the submission is {len(data):,} bytes, over the {cap:,}-byte limit for this task"
-        )
+    problem = bound_problem(data, len(data), limits)
+    if problem is not None:
+        raise Invalid(problem)
+    expected = _parse_csv(_read(sample, "the sample submission", None), "the sample submission")
     table = _parse_csv(data, "the submission", expected.header, len(expected.rows))
     if len(table.rows) != len(expected.rows):
         raise Invalid(
             f"the submission has {len(table.rows):,} rows; expected {len(expected.rows):,} "
             "(one per row of the sample submission)"
         )
-    for name in key_columns(sample):
+    for name in key_columns(sample) if keys is None else keys:
         _check_key(table.column(name), expected.column(name), name)
     for name in expected.header:
         if all(_is_number(value) for value in expected.column(name)):
@@ -112,17 +180,134 @@ def size_cap(sample: Path) -> int:
     return max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * sample.stat().st_size)
 
 
+# --- the bounds: an absurd file refused on its first bytes ---------------------------------
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The most a submission may be, compared with the files it answers (the sample; for
+    grading, the private answers too): bytes, header-line bytes, header columns. Each is a
+    floor no valid submission comes near or a multiple of the widest reference, whichever is
+    more, so a valid MLE-bench submission is never refused (a sample with 1,000 columns allows
+    10,000; graders select columns by name, so extra ones are allowed up to there)."""
+
+    max_bytes: int
+    max_header_bytes: int
+    max_columns: int
+    reference_columns: int  # the widest reference's, for the reasons
+    reference_header_bytes: int
+    reference: str = "the sample submission"  # names the references in the reasons
+
+
+def bounds(*references: Path, max_bytes: int | None = None, shown: str = "") -> Bounds:
+    """The bounds of a submission answering ``references`` (CSV files the host trusts: their
+    size and header line, read once per version of each; the widest counts), named ``shown`` in
+    the reasons; ``max_bytes`` overrides the size cap. Raises Invalid when the first reference
+    (the sample) does not exist."""
+    size, header_bytes, columns = 0, 0, 0
+    for index, reference in enumerate(references):
+        try:
+            info = reference.stat()
+        except OSError:
+            if index == 0:
+                raise Invalid(f"the sample submission {reference} does not exist") from None
+            continue
+        found_bytes, found_columns = _header_of(str(reference), (info.st_mtime_ns, info.st_size))
+        size = max(size, info.st_size)
+        header_bytes, columns = max(header_bytes, found_bytes), max(columns, found_columns)
+    return Bounds(
+        max_bytes=max_bytes if max_bytes is not None else max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * size),
+        max_header_bytes=max(MIN_HEADER_CAP, HEADER_CAP_FACTOR * header_bytes),
+        max_columns=max(MIN_COLUMN_CAP, COLUMN_CAP_FACTOR * columns),
+        reference_columns=columns,
+        reference_header_bytes=header_bytes,
+        reference=shown or "the sample submission",
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _header_of(path: str, stamp: tuple[int, int]) -> tuple[int, int]:
+    """A trusted CSV's header line: (its length, its columns), read from its first
+    ``REFERENCE_HEAD_BYTES`` (a longer header counts as that long); (0, 0) if it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(REFERENCE_HEAD_BYTES)
+    except OSError:
+        return 0, 0
+    length, header = _first_record(head, len(head) + 1)
+    return length, len(header)
+
+
+def bound_problem(head: bytes, size: int, limits: Bounds) -> str | None:
+    """Why a submission of ``size`` bytes whose first bytes are ``head`` (at least
+    ``limits.max_header_bytes + 1`` of them, or the whole file) is out of ``limits``, or None.
+
+    Only the header line is parsed, and no more than ``max_header_bytes`` of it: milliseconds,
+    whatever the file. A file refused here never reaches pandas or a grader.
+    """
+    if size > limits.max_bytes:
+        cap = limits.max_bytes
+        return f"the submission is {size:,} bytes, over the {cap:,}-byte limit for this task"
+    cap = limits.max_header_bytes
+    length, header = _first_record(head, cap)
+    if length > cap and size > cap:
+        return (
+            f"the submission's header line is over {cap:,} bytes long ({limits.reference}: "
+            f"{limits.reference_header_bytes:,} bytes, {limits.reference_columns:,} columns)"
+        )
+    if len(header) > limits.max_columns:
+        return (
+            f"the submission's header has {len(header):,} columns, over the "
+            f"{limits.max_columns:,} accepted ({limits.reference}: {limits.reference_columns:,})"
+        )
+    return None
+
+
+def _first_record(head: bytes, cap: int) -> tuple[int, list[str]]:
+    """The first non-blank CSV record within ``head[:cap + 1]``: how many characters it took
+    (more than ``cap`` when it does not end there) and its fields."""
+    window = head[: cap + 1]
+    if b"\n" not in window and b"\r" not in window and len(window) > cap:
+        return cap + 1, []  # one unbroken line: nothing to parse
+    text = window.decode("utf-8-sig", errors="replace")
+    taken = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal taken
+        for line in io.StringIO(text, newline=""):
+            taken += len(line)
+            yield line
+
+    try:
+        for record in csv.reader(lines()):
+            if record:
+                ended = taken < len(text) or text.endswith(("\n", "\r"))
+                return (taken if ended else cap + 1), record
+    except csv.Error:
+        pass
+    return (cap + 1 if len(window) > cap else taken), []
+
+
 class Table:
     """A parsed CSV: its header and its rows, each a list of the kept columns' values (a short
     row's missing fields are blank, as pandas fills them)."""
 
     def __init__(self, header: list[str], rows: list[list[str]]) -> None:
         self.header, self.rows = header, rows
+        self._where = _first_indices(header)
 
     def column(self, name: str) -> list[str]:
         """The values of the first column called ``name`` (pandas renames later repeats)."""
-        index = self.header.index(name)
+        index = self._where[name]
         return [row[index] for row in self.rows]
+
+
+def _first_indices(header: Sequence[str]) -> dict[str, int]:
+    """Each name's first position: one pass, where ``header.index`` per name is quadratic."""
+    where: dict[str, int] = {}
+    for index, name in enumerate(header):
+        where.setdefault(name, index)
+    return where
 
 
 def _read(path: Path, what: str, cap: int | None) -> bytes:
@@ -152,27 +337,43 @@ def _parse_csv(
     """The CSV's table, read as pandas reads it; raises Invalid with the reason it cannot be.
 
     Only the columns named in ``keep`` (all, without it) are kept, in that order, and reading
-    stops after ``max_rows + 1`` rows: memory stays near the sample's size, whatever the file.
-    A first row one field longer than the header makes its first field an index, as in pandas.
+    stops after ``max_rows + 1`` rows: memory stays near the sample's size, whatever the file
+    (the text is decoded as it is read, never held whole). A first row one field longer than
+    the header makes its first field an index, as in pandas.
     """
     if not data:
         raise Invalid(f"{what} is an empty file")
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Invalid(f"{what} is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
-    try:
-        return _read_table(text, what, keep, max_rows, strict=True)
-    except csv.Error as exc:
-        if "unexpected end of data" in str(exc):  # a quote never closed: pandas refuses it too
-            raise Invalid(f"{what} is not a valid CSV: a quoted field is never closed") from None
-    return _read_table(text, what, keep, max_rows, strict=False)  # pandas' lenient quoting
+        try:
+            return _read_table(data, what, keep, max_rows, strict=True)
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):  # a quote never closed: pandas refuses it
+                raise Invalid(
+                    f"{what} is not a valid CSV: a quoted field is never closed"
+                ) from None
+        return _read_table(data, what, keep, max_rows, strict=False)  # pandas' lenient quoting
+    except UnicodeDecodeError:
+        at = _undecodable_byte(data)
+        raise Invalid(f"{what} is not UTF-8 text (byte {at} cannot be decoded)") from None
+
+
+def _undecodable_byte(data: bytes) -> int:
+    """The offset of the first byte that is not UTF-8 (decoded a chunk at a time)."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    chunk = 1024 * 1024
+    for start in range(0, len(data), chunk):
+        try:
+            decoder.decode(data[start : start + chunk], final=start + chunk >= len(data))
+        except UnicodeDecodeError as exc:
+            return max(start + exc.start - len(decoder.getstate()[0]), 0)
+    return len(data)
 
 
 def _read_table(
-    text: str, what: str, keep: Sequence[str] | None, max_rows: int | None, strict: bool
+    data: bytes, what: str, keep: Sequence[str] | None, max_rows: int | None, strict: bool
 ) -> Table:
-    lines = (row for row in csv.reader(io.StringIO(text, newline=""), strict=strict) if row)
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    lines = (row for row in csv.reader(text, strict=strict) if row)
     header = next(lines, None)
     if header is None:
         raise Invalid(f"{what} has no header line")
@@ -180,7 +381,8 @@ def _read_table(
     if keep is not None:
         _check_columns(header, keep)
     names = list(dict.fromkeys(keep if keep is not None else header))
-    where = [header.index(name) for name in names]
+    first = _first_indices(header)
+    where = [first[name] for name in names]
     rows: list[list[str]] = []
     offset = 0
     for line, row in enumerate(lines, start=2):
@@ -351,8 +553,87 @@ def validate(
     return reason is None, reason or ""
 
 
+# --- the host's child process -------------------------------------------------------------
+
+
+def check_in_child(
+    data: bytes,
+    sample: Path,
+    max_bytes: int,
+    keys: Sequence[str] | None,
+    timeout_s: float,
+) -> str | None:
+    """The structural check of ``data`` in a child process (this file under ``python -I -S``:
+    the standard library only), with an address-space limit of ``CHILD_MEMORY_BYTES`` plus 8
+    times the files, killed at ``timeout_s``. Raises :class:`Unchecked` when it cannot say
+    (the deadline, its memory, a crash): that is the child's fault, never the file's verdict."""
+    keys = list(key_columns(sample) if keys is None else keys)
+    memory = CHILD_MEMORY_BYTES + 8 * (len(data) + _size(sample))  # csv holds a field as UCS-4
+    command = [sys.executable, "-I", "-S", str(Path(__file__).resolve()), HOST_FLAG,
+               json.dumps({"sample": str(sample), "max_bytes": max_bytes, "keys": keys,
+                           "memory": memory})]  # fmt: skip
+    try:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+    except OSError as exc:
+        raise Unchecked(f"the check could not start: {exc.strerror}") from None
+    try:
+        out, _ = proc.communicate(data, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise Unchecked(f"the check did not finish within {timeout_s:g} s") from None
+    try:
+        reply = json.loads(out.decode("utf-8").strip().splitlines()[-1])
+        if not isinstance(reply, dict):
+            raise ValueError(reply)
+    except (ValueError, IndexError):
+        raise Unchecked(
+            f"the check's process ended without a verdict (exit {proc.returncode})"
+        ) from None
+    if reply.get("unchecked"):
+        raise Unchecked(str(reply["unchecked"]))
+    reason = reply.get("reason")
+    return None if reason is None else str(reason)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _host_check(request: str) -> int:
+    """The child's side: the request in ``argv``, the submission's bytes on stdin, one JSON
+    line out: ``{"reason": null | "..."}`` or ``{"unchecked": "..."}``."""
+    import resource
+
+    config = json.loads(request)
+    memory = int(config["memory"])
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    except (ValueError, OSError):
+        pass  # a lower limit is in place already
+    try:
+        data = sys.stdin.buffer.read()
+        _check(data, Path(config["sample"]), int(config["max_bytes"]), config["keys"])
+        reply: dict[str, str | None] = {"reason": None}
+    except Invalid as exc:
+        reply = {"reason": _reason(exc)}
+    except MemoryError:
+        reply = {"unchecked": "the check ran out of memory"}
+    except RecursionError:
+        reply = {"unchecked": "the check ran out of stack"}
+    print(json.dumps(reply))
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     """``python validate_submission.py [SUBMISSION] [SAMPLE]``: prints one line, exit 0 if valid."""
+    if len(argv) == 2 and argv[0] == HOST_FLAG:  # the host's child (``check_in_child``)
+        return _host_check(argv[1])
     if len(argv) > 2 or any(arg.startswith("-") for arg in argv):
         print("usage: python validate_submission.py [SUBMISSION [SAMPLE_SUBMISSION]]")
         return 2

@@ -176,9 +176,15 @@ def read_untrusted(
     max_bytes: int = MAX_UNTRUSTED_BYTES,
     shown: str | None = None,
 ) -> bytes:
-    """The bytes of a file a sandbox wrote (see :func:`open_untrusted`), at most ``max_bytes``."""
+    """The bytes of a file a sandbox wrote (see :func:`open_untrusted`), at most ``max_bytes``.
+
+    Reads what the file holds, not the cap: ``read(n)`` allocates ``n`` bytes up front, so a
+    3-byte file read under a 1 GiB cap would cost a gigabyte of address space."""
     with open_untrusted(path, trusted=trusted, max_bytes=max_bytes, shown=shown) as fh:
-        data = fh.read(max_bytes + 1)
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(min(size, max_bytes) + 1)
+        if len(data) > size:  # it grows while being read: read on, to the cap
+            data += fh.read(max_bytes + 1 - len(data))
     if len(data) > max_bytes:  # it grew after the check (a writer still alive)
         raise Refused(f"{shown or path} grew past the {max_bytes:,}-byte limit while being read")
     return data

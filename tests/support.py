@@ -227,3 +227,29 @@ def wait_until(condition: Callable[[], bool], timeout_s: float = 120.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"still not true after {timeout_s:.0f} s: {condition}")
         time.sleep(0.05)
+
+
+# --- time on a loaded machine ----------------------------------------------------------------
+
+
+def time_scale() -> float:
+    """How much slower than a quiet machine this one runs now: the one factor that every bound
+    on elapsed time a test asserts (a deadline that must trigger, "stopped within N s") is
+    multiplied by. ``PODIUM_TEST_TIME_SCALE`` when set (read at import: the fixtures clear
+    PODIUM_* variables), else the load per core right now, at least 1 (4 at load 8 on 2 cores).
+    Waits for an event use ``wait_until`` and a generous bound instead: they need no factor."""
+    if _SCALE_SET is not None:
+        return _SCALE_SET
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+def scaled(seconds: float) -> float:
+    """``seconds`` on a quiet machine, as long as it may take on this one now."""
+    return seconds * time_scale()
+
+
+_SCALE_SET = (
+    float(os.environ["PODIUM_TEST_TIME_SCALE"])
+    if os.environ.get("PODIUM_TEST_TIME_SCALE")
+    else None
+)

@@ -5,13 +5,22 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import MLEBENCH_FIXTURE, cli_env, podium_cli, podium_popen, processes, wait_gone
+from tests.support import (
+    MLEBENCH_FIXTURE,
+    cli_env,
+    podium_cli,
+    podium_popen,
+    process_gone,
+    processes,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +61,7 @@ def test_a_sweep_runs_every_cell_into_ordinary_run_dirs(tmp_path: Path, data_dir
     assert (sweep / "report" / "percentile_vs_step.png").is_file()
 
 
+@pytest.mark.timeout(1200)  # its waits are bounded at 600 s each, for a loaded machine
 def test_a_killed_sweep_loses_nothing_and_resumes(tmp_path: Path, data_dir: Path) -> None:
     sweep = tmp_path / "sweep"
     driver = podium_popen(
@@ -59,16 +69,13 @@ def test_a_killed_sweep_loses_nothing_and_resumes(tmp_path: Path, data_dir: Path
         "--data-dir", str(data_dir),
     )  # fmt: skip
     log = sweep / "runs" / "titanic.greedy.baseline.s0" / "run.log"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and "   1     1" not in (
-        log.read_text() if log.exists() else ""
-    ):
-        time.sleep(0.2)
+    wait_until(lambda: "   1     1" in (log.read_text() if log.exists() else ""), 600)
     workers = [pid for pid, (_, argv) in processes().items() if "podium.sweep_worker" in argv]
     assert workers, "no worker was running"
     os.kill(driver.pid, signal.SIGKILL)
     driver.communicate()
-    assert all(wait_gone(pid, within_s=60) for pid in workers)  # told by the kernel to stop
+    # Told by the kernel to stop (SIGTERM): each marks its nodes interrupted and exits.
+    wait_until(lambda: all(process_gone(pid) for pid in workers), 600)
     assert "running" in states(sweep).values()  # the driver had no chance to write more
     resumed = podium_cli("bench", "--resume", str(sweep), timeout=300)
     assert resumed.returncode == 0, resumed.stderr
@@ -173,3 +180,39 @@ def test_bad_input_is_one_line_and_writes_nothing(
     assert lines[0].startswith(message), result.stderr
     assert len(lines) <= 2 and "Traceback" not in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def _podium_command() -> list[str]:
+    """``podium`` as a user runs it: the venv's script (whose sys.path has no working
+    directory in it), else the interpreter with -P."""
+    script = Path(sys.executable).with_name("podium")
+    return [str(script)] if script.is_file() else [sys.executable, "-P", "-m", "podium"]
+
+
+def test_a_sweep_started_beside_a_folder_named_podium_runs_podium_and_stops_early_on_one_failure(
+    tmp_path: Path, data_dir: Path, titanic: object
+) -> None:
+    """The workers import the Podium that runs the sweep, not the ``podium`` folder in the
+    working directory (a clone's, say); and a sweep whose first runs all fail for one reason
+    (here: no usable interpreter for the solutions) stops launching, in one line."""
+    home = tmp_path / "home"
+    (home / "podium").mkdir(parents=True)
+    (home / "podium" / "__init__.py").write_text("raise ImportError('the shadow podium')\n")
+    sweep = tmp_path / "sweep"
+    done = subprocess.run(
+        [*_podium_command(), "bench", "--tasks", "mini/titanic", "--seeds", "7", "--steps", "1",
+         "--parallel", "3", "--out", str(sweep), "--data-dir", str(data_dir), "--no-report",
+         "-o", "sandbox.python=/bin/false"],
+        capture_output=True, text=True, cwd=home, env=cli_env(), timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "shadow" not in done.stdout + done.stderr + (sweep / "sweep.json").read_text()
+    assert "Traceback" not in done.stderr
+    error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1, done.stderr
+    assert error[0].startswith(
+        "error: sweep stopped: its first 3 runs all failed with "
+        "\"SandboxError: cannot run the solutions' interpreter /bin/false"
+    ), error
+    assert error[0].endswith("(2 runs not started)"), error
+    assert list(states(sweep).values()).count("pending") == 2  # left for --resume

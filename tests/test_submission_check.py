@@ -3,9 +3,12 @@ line of reason, never a crash and never a score; it runs on its own, as the agen
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -144,12 +147,19 @@ def test_a_wide_or_long_file_costs_the_samples_memory_and_a_short_reason(
     public: Path, sample: Path
 ) -> None:
     """Only the sample's columns are kept and reading stops past its row count: a 100 MB file
-    of short rows, or a header of a million names, is refused without holding it in memory."""
+    of short rows is refused without holding it in memory; a header wider than the bounds
+    allow is refused on its first megabyte."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wide = ",".join(["id", "label", "prob"] + [f"x{i}" for i in range(10**6)])
     assert check(submit(public / "w", wide + "\n1\n" * 4 + "\n1\n" * 10**6), sample) == (
+        "the submission's header line is over 1,048,576 bytes long "
+        "(the sample submission: 14 bytes, 3 columns)"
+    )
+    wide_enough = ",".join(["id", "label", "prob"] + [f"x{i}" for i in range(9_000)])
+    rows = "".join(f"{i},a,1\n" for i in range(1, 5))
+    assert check(submit(public / "w", wide_enough + "\n" + rows + "\n1\n" * 10**6), sample) == (
         "the submission has more than 4 rows; expected 4"
     )
     long = "id,label,prob\n" + "1,a,1\n" * (15 * 10**6)
@@ -251,3 +261,101 @@ def test_it_says_nothing_about_how_good_a_submission_is(
     verdicts = {check(path, titanic.sample_submission) for path in (perfect, worst)}
     assert verdicts == {None}
     assert titanic.grade(perfect).score == 1.0 and titanic.grade(worst).score == 0.0
+
+
+# --- bounded on the host: an absurd file costs milliseconds, a large one a bounded child ----
+
+
+BOUNDED_CHECK = """
+import importlib.util, json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (512 * 1024**2, 512 * 1024**2))
+spec = importlib.util.spec_from_file_location("sc", sys.argv[1])
+sc = sys.modules["sc"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sc)
+rows = "".join(f"{i},a,1\\n" for i in range(1, 5)).encode()
+found = {}
+for name, columns in (("wide", 10**6), ("wider than the sample allows", 10**5)):
+    header = ",".join(["id", "label", "prob"] + [f"x{i}" for i in range(columns)]).encode()
+    start = time.perf_counter()
+    found[name] = [sc.check(header + b"\\n" + rows * 100_000, sys.argv[2]),
+                   time.perf_counter() - start]
+print(json.dumps(found))
+"""
+
+
+def test_an_absurd_header_is_refused_fast_in_bounded_memory(sample: Path) -> None:
+    """A million-column header (7 MB, then 400,000 rows) and a 100,000-column one are refused
+    on their first megabyte, in a process that may not use more than 512 MiB."""
+    script = [sys.executable, "-c", BOUNDED_CHECK, submission_check.__file__, str(sample)]
+    done = subprocess.run(script, capture_output=True, text=True, timeout=120, check=True)
+    found = json.loads(done.stdout)
+    wide, wide_s = found["wide"]
+    assert wide == (
+        "the submission's header line is over 1,048,576 bytes long "
+        "(the sample submission: 14 bytes, 3 columns)"
+    )
+    wider, wider_s = found["wider than the sample allows"]
+    assert wider == (
+        "the submission's header has 100,003 columns, over the 10,000 accepted "
+        "(the sample submission: 3)"
+    )
+    assert wide_s < 10 and wider_s < 10  # milliseconds, measured (perf/README.md)
+
+
+def test_a_wide_sample_allows_ten_times_its_columns(tmp_path: Path) -> None:
+    """Bounds are relative to the sample: 1,000 sample columns allow 10,000, and a valid
+    submission with extra columns (graders select by name) is never refused."""
+    names = ["id"] + [f"class_{i}" for i in range(999)]
+    sample = tmp_path / "sample_submission.csv"
+    sample.write_text(",".join(names) + "\n" + "".join(f"{i}" + ",0" * 999 + "\n" for i in (1, 2)))
+    limits = submission_check.bounds(sample)
+    assert limits.max_columns == 10_000 and limits.max_header_bytes == 1024 * 1024
+    extra = names + [f"extra_{i}" for i in range(8_000)]
+    wide = ",".join(extra) + "\n" + "".join(f"{i}" + ",0.5" * 8_999 + "\n" for i in (2, 1))
+    assert check(submit(tmp_path / "ok", wide), sample) is None
+    too_wide = ",".join(extra + [f"more_{i}" for i in range(1_001)]) + "\n1\n2\n"
+    assert "10,001 columns, over the 10,000 accepted" in (
+        check(submit(tmp_path / "no", too_wide), sample) or ""
+    )
+
+
+def test_a_large_submission_is_checked_in_a_child_with_a_deadline(
+    public: Path, sample: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past a megabyte the host's check runs in a child process: same verdicts, and one that
+    cannot finish by its deadline passes (logged): a valid submission is never refused for
+    being slow to check."""
+    padding = "\n" * (2 * submission_check.IN_PROCESS_BYTES)  # blank lines: pandas skips them
+    good = (GOOD + padding).encode()
+    assert len(good) > submission_check.IN_PROCESS_BYTES
+    assert check(good, sample) is None
+    bad = (GOOD.replace("\n4,", "\n9,") + padding).encode()
+    assert "1 id values are not in the sample submission" in (check(bad, sample) or "")
+    assert check(bad, sample, timeout_s=0.001) is None
+    assert "the submission was not checked" in caplog.text
+
+
+def test_a_long_parse_does_not_hold_the_hosts_event_loop(public: Path, sample: Path) -> None:
+    """A 60 MB line within the bounds takes the csv module seconds of C code; run as the loop
+    runs the check (``asyncio.to_thread``) it must not stall the loop meanwhile."""
+    data = b"id,label,prob\n1,a," + b"9" * (60 * 1024**2)
+
+    async def checked_while_ticking() -> tuple[str | None, float]:
+        worst, done = 0.0, False
+
+        async def tick() -> None:
+            nonlocal worst
+            while not done:
+                before = time.perf_counter()
+                await asyncio.sleep(0.01)
+                worst = max(worst, time.perf_counter() - before)
+
+        ticker = asyncio.create_task(tick())
+        reason = await asyncio.to_thread(check, data, sample)
+        done = True
+        await ticker
+        return reason, worst
+
+    reason, worst = asyncio.run(checked_while_ticking())
+    assert reason == "the submission has 1 rows; expected 4 (one per row of the sample submission)"
+    assert worst < 1.0  # ~0.05 s; in-process the parse held the interpreter lock for 1.4 s

@@ -348,6 +348,19 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temp(tmp_path: Path) -> N
         assert leftovers(rd.root) == []
 
 
+def test_a_write_never_follows_a_link_left_where_its_temp_goes(tmp_path: Path) -> None:
+    rd = RunDir(tmp_path / "run")
+    rd.create()
+    rd.reset_node(1)
+    target = tmp_path / "host-file"
+    target.write_text("precious\n")
+    (rd.node_dir(1) / "output.txt.tmp").symlink_to(target)  # as a hostile solution might
+    rd.write_text(1, "output.txt", "what the node printed\n")
+    assert target.read_text() == "precious\n"
+    assert (rd.node_dir(1) / "output.txt").read_text() == "what the node printed\n"
+    assert not (rd.node_dir(1) / "output.txt").is_symlink()
+
+
 @pytest.mark.parametrize(
     ("failure", "message", "hint"),
     [

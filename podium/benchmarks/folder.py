@@ -37,7 +37,7 @@ from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.records import GradeReport
 from podium.scaffolds import count_rows
-from podium.submission_check import check, key_columns, size_cap
+from podium.submission_check import bound_problem, bounds, check, key_columns
 from podium.untrusted import Refused, read_untrusted
 
 REQUIRED_FILES = {
@@ -50,6 +50,10 @@ REQUIRED_FILES = {
     "leaderboard.csv": "the private leaderboard with a 'score' column in rank order "
     "(its order tells whether lower is better)",
 }
+# The node check's deadlines (see FolderTask.check_submission): a grader that needs longer on
+# public stand-ins gives no verdict, and the structural check decides.
+GRADER_DEADLINE_S = 40.0
+STRUCTURAL_DEADLINE_S = 20.0
 REQUIRED_KEYS = ("id", "name", "dataset.answers", "dataset.sample_submission", "grader.grade_fn")
 
 
@@ -88,15 +92,26 @@ class FolderTask(Task):
 
     def check_submission(self, path: Path) -> str | None:
         """The competition's grader on public stand-ins decides where it can (see
-        ``grader_check``); elsewhere the structural check does."""
-        cap = size_cap(self.sample_submission)
-        data = read_handed_over(path, cap)
+        ``grader_check``); elsewhere the structural check does.
+
+        Bounded by construction: a file out of the bounds (:func:`bound_problem`: its size,
+        its header line's length and width against the sample's) is refused in milliseconds
+        before the grader or pandas read it; the grader gets ``GRADER_DEADLINE_S`` (then the
+        verdict is "unknown"), the structural check ``STRUCTURAL_DEADLINE_S`` (then the file
+        passes unchecked, logged): at most about a minute whatever the file."""
+        sample = self.sample_submission
+        limits = bounds(sample)
+        data = read_handed_over(path, limits.max_bytes)
         if isinstance(data, str):
             return data
-        verdict = self._grader_check.verdict(data)
+        problem = bound_problem(data, len(data), limits)
+        if problem is not None:
+            return problem
+        verdict = self._grader_check.verdict(data, timeout_s=GRADER_DEADLINE_S)
         if verdict.outcome != "unknown":
             return verdict.reason if verdict.outcome == "invalid" else None
-        return check(data, self.sample_submission, cap)
+        keys = self._grader_check.keys
+        return check(data, sample, limits.max_bytes, keys=keys, timeout_s=STRUCTURAL_DEADLINE_S)
 
     def warm_up(self) -> None:
         self._grader_check.start()
@@ -120,6 +135,7 @@ class FolderTask(Task):
             grade_fn,
             self.leaderboard,
             sandboxed=sandboxed,
+            sample=self.sample_submission,
         )
 
     def train_rows(self) -> int | None:

@@ -5,12 +5,15 @@ file that sends a metric into a loop. So :mod:`podium.benchmarks.grader_check` r
 process of its own, started once per task and reused for every node, with a cap on its address
 space, one thread per numeric library, no secrets in its environment and its own scratch
 directory as working directory (MLE-bench's package writes a ``./cache`` when imported). Every
-answer is awaited with a deadline; a worker that dies or hangs on a submission gives the
-verdict "unknown", which the caller answers with the structural check, and a fresh worker
-answers the next one (a hostile file costs its own node the deadline, never the check). A
-worker that cannot start (the grader does not load) is retried ``MAX_START_FAILURES`` times,
-then the task stops asking. The worker runs in a process group of its own, killed whole, and
-dies with its parent (``PR_SET_PDEATHSIG``); scratch directories of dead hosts are swept.
+question has a deadline (``verdict(data, timeout_s)``), which covers the wait for the worker
+(another node's question, a start) as well as the answer; a worker that dies or overruns on a
+submission gives the verdict "unknown", which the caller answers with the structural check,
+and a fresh worker is started at once in the background for the next question (a hostile file
+costs its own node the deadline, never the check, and never another node more than its own
+deadline). A worker that cannot start (the grader does not load) is retried
+``MAX_START_FAILURES`` times, then the task stops asking. The worker runs in a process group of
+its own, killed whole, and dies with its parent (``PR_SET_PDEATHSIG``); scratch directories of
+dead hosts are swept.
 
 Protocol (JSON lines over the child's stdin and a private copy of its stdout; the grader's own
 prints go to its stderr, which is discarded): the first line configures it, the child answers
@@ -24,6 +27,7 @@ import ctypes
 import importlib
 import json
 import os
+import queue
 import select
 import shutil
 import signal
@@ -72,6 +76,7 @@ class GraderWorker:
     """The host's handle on one task's grader process (started on the first question)."""
 
     def __init__(self, source: GraderSource, sample: Path, keys: tuple[str, ...]) -> None:
+        self.keys = keys  # the sample's key columns, which the structural check needs too
         self._config = {"source": asdict(source), "sample": str(sample), "keys": list(keys),
                         "memory": MEMORY_BYTES, "host": os.getpid()}  # fmt: skip
         self._lock = threading.Lock()
@@ -79,24 +84,41 @@ class GraderWorker:
         self._scratch: Path | None = None
         self._start_failures = 0
         self._broken = ""
+        self._closed = False
+        # Restarts come from one long-lived daemon thread: the worker's PR_SET_PDEATHSIG fires
+        # when the *thread* that started it ends, so a thread per restart would kill its worker.
+        self._requests: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        self._starter: threading.Thread | None = None
+        weakref.finalize(self, self._requests.put, False)
         self._finalizer = weakref.finalize(self, _stop, [None, None])
 
-    def verdict(self, data: bytes) -> Verdict:
-        """The grader's verdict on a submission's bytes; "unknown" whenever it cannot say."""
-        with self._lock:
-            try:
-                proc, scratch = self._running()
-                copy = scratch / "submission.csv"
-                copy.write_bytes(data)
-                reply = self._ask(proc, {"path": str(copy)}, VERDICT_TIMEOUT_S)
-                return Verdict(reply["outcome"], str(reply.get("reason") or ""))
-            except _Failed as exc:
-                self._stop()
-                return Verdict("unknown", f"the grader could not be run: {exc}")
+    def verdict(self, data: bytes, timeout_s: float | None = None) -> Verdict:
+        """The grader's verdict on a submission's bytes within ``timeout_s`` (default
+        ``VERDICT_TIMEOUT_S``; waiting for the worker included); "unknown" whenever it cannot
+        say in that time."""
+        if timeout_s is None:
+            timeout_s = VERDICT_TIMEOUT_S
+        deadline = time.monotonic() + timeout_s
+        if not self._lock.acquire(timeout=max(timeout_s, 0.0)):
+            return Verdict("unknown", "the grader is busy (starting, or on another submission)")
+        try:
+            proc, scratch = self._running(deadline)
+            copy = scratch / "submission.csv"
+            copy.write_bytes(data)
+            reply = self._ask(proc, {"path": str(copy)}, deadline - time.monotonic())
+            return Verdict(reply["outcome"], str(reply.get("reason") or ""))
+        except _Failed as exc:
+            self._stop()
+            self._restart_later()
+            return Verdict("unknown", f"the grader could not be run: {exc}")
+        finally:
+            self._lock.release()
 
     def start(self) -> None:
         """Start the worker now (it otherwise starts on the first question); never raises."""
         with self._lock:
+            if self._closed:
+                return
             try:
                 self._running()
             except _Failed:
@@ -104,11 +126,30 @@ class GraderWorker:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._stop()
+        self._requests.put(False)
 
-    def _running(self) -> tuple[subprocess.Popen[bytes], Path]:
+    def _restart_later(self) -> None:
+        """Start a fresh worker in the background (unless the grader cannot start at all), so
+        the next question finds it ready instead of paying for the start in its deadline."""
+        if not self._closed and not self._broken and self._start_failures < MAX_START_FAILURES:
+            if self._starter is None:
+                self._starter = threading.Thread(
+                    target=_start_on_request, args=(weakref.ref(self), self._requests),
+                    name="grader-start", daemon=True,
+                )  # fmt: skip
+                self._starter.start()
+            self._requests.put(True)
+
+    def _running(self, deadline: float | None = None) -> tuple[subprocess.Popen[bytes], Path]:
+        """The running worker, started if need be: within ``START_TIMEOUT_S``, and before
+        ``deadline`` (a start cut short by the deadline is not counted as the grader's
+        failure to start)."""
         if self._proc is not None and self._proc.poll() is None and self._scratch is not None:
             return self._proc, self._scratch
+        if self._closed:
+            raise _Failed("it was closed")
         if self._broken or self._start_failures >= MAX_START_FAILURES:
             raise _Failed(self._broken or f"it failed to start {self._start_failures} times")
         self._stop()
@@ -123,8 +164,15 @@ class GraderWorker:
         self._proc, self._scratch = proc, scratch
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, _stop, [proc, scratch])
+        limit = START_TIMEOUT_S
+        if deadline is not None:
+            limit = min(limit, deadline - time.monotonic())
         try:
-            reply = self._ask(proc, self._config, START_TIMEOUT_S)
+            reply = self._ask(proc, self._config, limit)
+        except _TimedOut:
+            if limit >= START_TIMEOUT_S:  # the start's own limit, not the question's deadline
+                self._start_failures += 1
+            raise
         except _Failed:
             self._start_failures += 1
             raise
@@ -156,7 +204,22 @@ class GraderWorker:
         self._proc = self._scratch = None
 
 
+def _start_on_request(worker: weakref.ref[GraderWorker], requests: queue.SimpleQueue[bool]) -> None:
+    """The starter thread: start the worker on each request, until told to stop (a False, put
+    by ``close`` or when the handle is collected; the thread holds no reference to it)."""
+    while requests.get():
+        handle = worker()
+        if handle is None:
+            return
+        handle.start()
+        del handle
+
+
 class _Failed(Exception):
+    pass
+
+
+class _TimedOut(_Failed):
     pass
 
 
@@ -166,7 +229,7 @@ def _read_line(fd: int, deadline: float) -> bytes:
     while not got.endswith(b"\n"):
         left = deadline - time.monotonic()
         if left <= 0:
-            raise _Failed("it took too long")
+            raise _TimedOut("it took too long")
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             continue

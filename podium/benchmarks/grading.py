@@ -13,6 +13,13 @@ Everything here reproduces MLE-bench's grading rules exactly (DESIGN.md §5):
 
 The functions are pure apart from reading files; grading happens on the host after a run, never
 inside the sandbox (the answers must not reach the agent).
+
+One deliberate difference: before pandas reads a submission, its size and its header line are
+checked against the answers and the sample submission (:func:`submission_bounds`, the bounds of
+:mod:`podium.submission_check`, at least 100 MiB and 10,000 columns, and ten to twenty times
+the widest of those files). A file beyond them (a million-column header) is invalid, with that
+reason, in milliseconds; MLE-bench would hand it to pandas for minutes and gigabytes, and no
+competition's grader accepts such a file as a real answer.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +39,8 @@ import pandas as pd
 from podium.benchmarks.task_code import MAX_REASON_CHARS, load_task_function, one_line
 from podium.errors import TaskError
 from podium.records import GradeReport, utcnow
-from podium.untrusted import Refused, open_untrusted
+from podium.submission_check import Bounds, bound_problem, bounds
+from podium.untrusted import MAX_UNTRUSTED_BYTES, Refused, open_untrusted
 
 # (submission, answers) -> score. The answers are a DataFrame, or for a .jsonl answers file the
 # list of its records (see load_answers).
@@ -339,20 +348,37 @@ def _parse_submission(source: BinaryIO) -> pd.DataFrame:
     return frame
 
 
-def read_submission(source: Path | bytes) -> pd.DataFrame:
+def submission_bounds(answers: Path, sample: Path | None = None) -> Bounds:
+    """The bounds a submission is held to before pandas reads it (see the module's docstring):
+    from the answers (a ``.csv`` file; a ``.jsonl`` one has no header to compare with) and the
+    sample submission, the widest of them."""
+    named = {"the sample submission": sample} if sample is not None and sample.is_file() else {}
+    if answers.suffix == ".csv":
+        named["the answers"] = answers
+    shown = " and ".join(named) or "the bounds' floors"
+    return bounds(*named.values(), shown=f"the widest of {shown}" if len(named) > 1 else shown)
+
+
+def read_submission(source: Path | bytes, limits: Bounds | None = None) -> pd.DataFrame:
     """A submission as the grader receives it: read exactly as MLE-bench's ``read_csv`` reads it
     (round-trip floats; an empty file is an empty DataFrame, which the grader then judges).
 
     ``source`` is the file's bytes, or its path: a path is opened through
     :func:`podium.untrusted.open_untrusted` (a solution wrote it: no link is followed, no FIFO
-    or oversized file is read). Raises :class:`UnreadableSubmission` for anything pandas cannot
-    parse (wrong encoding, unbalanced quotes, ragged rows), a refused file (with the refusal's
-    message) or a missing one; never another exception for a bad file.
+    or oversized file is read). With ``limits`` (:func:`submission_bounds`), a file out of them
+    is refused on its first bytes, before pandas reads it. Raises :class:`UnreadableSubmission`
+    for anything pandas cannot parse (wrong encoding, unbalanced quotes, ragged rows), a refused
+    file (with the refusal's message) or a missing one; never another exception for a bad file.
     """
     if isinstance(source, bytes):
+        _within(source, len(source), limits)
         return _parse_submission(io.BytesIO(source))
+    cap = limits.max_bytes if limits is not None else MAX_UNTRUSTED_BYTES
     try:
-        with open_untrusted(source, shown="the submission") as fh:
+        with open_untrusted(source, shown="the submission", max_bytes=cap) as fh:
+            if limits is not None:
+                _within(fh.read(limits.max_header_bytes + 1), os.fstat(fh.fileno()).st_size, limits)
+                fh.seek(0)
             return _parse_submission(fh)
     except Refused as exc:
         raise UnreadableSubmission(str(exc)) from None
@@ -360,6 +386,11 @@ def read_submission(source: Path | bytes) -> pd.DataFrame:
         raise UnreadableSubmission(f"cannot read the submission: no file at {source}") from None
     except OSError as exc:
         raise UnreadableSubmission(f"cannot read the submission: {one_line(exc)}") from None
+
+
+def _within(head: bytes, size: int, limits: Bounds | None) -> None:
+    if limits is not None and (problem := bound_problem(head, size, limits)) is not None:
+        raise UnreadableSubmission(problem)
 
 
 def apply_grader(
@@ -391,12 +422,14 @@ def apply_grader(
     return value, None
 
 
-def _score(submission: Path, answers: Path, grade_fn: GradeFn) -> tuple[float | None, str | None]:
+def _score(
+    submission: Path, answers: Path, grade_fn: GradeFn, sample: Path | None
+) -> tuple[float | None, str | None]:
     """``(round(grade, 5), None)`` (NaN included), or ``(None, reason)`` when the submission is
     invalid."""
     answers_data = load_answers(answers)
     try:
-        submission_df = read_submission(submission)
+        submission_df = read_submission(submission, submission_bounds(answers, sample))
     except UnreadableSubmission as exc:
         return None, str(exc)
     except MemoryError:
@@ -426,6 +459,7 @@ def grade_submission(
     grade_fn: GradeFn,
     leaderboard: Sequence[float],
     sandboxed: bool | None = None,
+    sample: Path | None = None,
 ) -> GradeReport:
     """Grade one submission file as MLE-bench's ``grade_csv`` does.
 
@@ -435,13 +469,14 @@ def grade_submission(
     valid submission with a NaN score and no medal, as in MLE-bench. A missing, unreadable
     (:func:`read_submission`) or rejected submission gives ``score=None`` with the reason in
     ``error``: this function never raises for a bad submission. It raises TaskError only when
-    the task's own answers are unusable (:func:`load_answers`).
+    the task's own answers are unusable (:func:`load_answers`). The submission is first held to
+    :func:`submission_bounds` (the answers', and ``sample``'s when given).
     """
     score: float | None = None
     error = _not_gradable(submission)
     exists = error is None
     if exists:
-        score, error = _score(submission, answers, grade_fn)
+        score, error = _score(submission, answers, grade_fn, sample)
     ranked = rank_score(score, leaderboard)
     return GradeReport(
         competition_id=competition_id,

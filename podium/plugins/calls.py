@@ -1,11 +1,16 @@
 """The one road every model call takes: a concurrency cap per provider, one retry policy,
-and secrets scrubbed from whatever error comes back.
+and secrets scrubbed from whatever comes back, answer or error.
 
 Backends make a single attempt and classify their failures (see :class:`podium.interfaces.
 Backend`); the SDKs' own retries are switched off, so the policy here is the only one: transient
 failures (rate limits, timeouts, lost connections, 5xx, garbled answers) are retried with
 exponential backoff and jitter, waiting exactly ``retry-after`` when the provider names it,
 within a bounded number of attempts and a bounded total time. Anything else fails at once.
+
+Everything a call returns or raises leaves here through :func:`podium.redact.redact`: the
+error's message and hint, the retry log line, the answer's text and tool-call arguments (a
+provider or proxy may echo the key it was sent). The journal, ``summary.json`` and every export
+are built from what leaves here, so they hold no key.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from tenacity import (
 from podium.errors import ModelError, ModelTransientError, RecordExhausted
 from podium.interfaces import Backend
 from podium.records import ModelRequest, ModelResponse
-from podium.redact import redact
+from podium.redact import redact, redact_data, secret_values
 
 log = logging.getLogger("podium")
 
@@ -62,7 +67,7 @@ class ModelGateway:
     _slots: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
     async def complete(self, backend: Backend, request: ModelRequest) -> tuple[ModelResponse, int]:
-        """The response and the number of attempts it took.
+        """The response (no secret in it) and the number of attempts it took.
 
         Raises a :class:`ModelError` (its ``attempts`` set) whose message holds no secret.
         """
@@ -74,7 +79,7 @@ class ModelGateway:
                 async for attempt in self._retrying(backend):
                     with attempt:
                         attempts += 1
-                        return await backend.complete(request), attempts
+                        return _masked(await backend.complete(request)), attempts
         except ModelTransientError as exc:
             waited = time.monotonic() - started
             raise _scrubbed(
@@ -113,6 +118,22 @@ class ModelGateway:
             before_sleep=before_sleep,
             reraise=True,
         )
+
+
+def _masked(response: ModelResponse) -> ModelResponse:
+    """``response`` with every secret masked in its text and tool call (itself when none is)."""
+    secrets = secret_values()
+    text = redact(response.text, secrets)
+    call = response.tool_call
+    masked_call = None
+    if call is not None:
+        arguments = redact_data(call.arguments, secrets)
+        name = redact(call.name, secrets)
+        if arguments != call.arguments or name != call.name:
+            masked_call = call.model_copy(update={"name": name, "arguments": arguments})
+    if text == response.text and masked_call is None:
+        return response
+    return response.model_copy(update={"text": text, "tool_call": masked_call or call})
 
 
 def _scrubbed(exc: ModelError, attempts: int) -> ModelError:

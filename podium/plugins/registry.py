@@ -25,6 +25,7 @@ from podium.plugins.specs import (
     SandboxSpec,
     StrategySpec,
 )
+from podium.redact import register_url_credentials, secret_env
 
 S = TypeVar("S", BackendSpec, StrategySpec, SandboxSpec, BenchmarkSpec, OperatorSetSpec)
 
@@ -79,10 +80,13 @@ class Registry:
     # --- lookups --------------------------------------------------------------------------
 
     def backend(self, model: str, options: Mapping[str, Any]) -> Backend:
+        """The backend for ``model``. Whatever credentials it may read are registered as
+        secrets first (see :func:`register_backend_secrets`), builtin or plugin alike."""
         provider, arg = split_model_name(model, self.backends)
         entry = self.backends.get(provider)
         if entry is None:
             raise self._unknown_backend(model, provider)
+        register_backend_secrets(entry.spec, options)
         return entry.spec.create(arg, options)
 
     def _unknown_backend(self, model: str, provider: str) -> UnknownNameError:
@@ -175,6 +179,20 @@ def strategy_from_path(path: str) -> StrategySpec:
         params=params,
         description=(cls.__doc__ or "").strip().split("\n")[0],
     )
+
+
+def register_backend_secrets(spec: BackendSpec, options: Mapping[str, Any]) -> None:
+    """Register, by value, every credential a backend is given: the variable the config names
+    (``model.api_key_env``, whatever it is called), the variables the spec declares, and the
+    credentials of a base URL (``https://user:key@host/v1``). Every backend is built here, so
+    those are masked for plugins too; a plugin reading another variable must declare it in
+    ``BackendSpec.secret_env`` or read it with :func:`podium.redact.secret_env` (a variable
+    with a secret-looking name is masked anyway)."""
+    for name in (options.get("api_key_env"), *spec.secret_env):
+        if isinstance(name, str):
+            secret_env(name)
+    base_url = options.get("base_url")
+    register_url_credentials(base_url if isinstance(base_url, str) else None)
 
 
 def split_model_name(model: str, known: Mapping[str, object]) -> tuple[str, str]:

@@ -22,12 +22,18 @@ class BackendSpec:
 
     ``create(arg, options)`` gets what follows the separator (the provider's model id, or a file
     for ``scripted:``) and the ``model`` config section (base_url, timeouts...).
+
+    ``secret_env``: the environment variables holding this backend's credentials. Their values
+    are registered as secrets (:mod:`podium.redact`) before ``create`` runs, so they are masked
+    in everything Podium writes or prints, whatever the variables are called. (A backend may
+    instead read its key with :func:`podium.redact.secret_env`, which does the same.)
     """
 
     name: str
     create: Callable[[str, Mapping[str, Any]], Backend]
     description: str = ""
     usage: str = ""
+    secret_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,9 @@ why one is missing on this machine):
 * **a fresh session keyring**, joined before bwrap starts: no key of Podium's session is
   reachable, and none is shared between kernels;
 * **every message capped** on every channel (``relay.py``);
+* **no kernel outlives Podium**, however and whenever it is killed: the parent-death signal,
+  re-checked (``podium.processes.die_with_parent``), a lifeline each cold kernel watches
+  (``lifeline.py``), and a warden that kills what bwrap itself may leave (``warden.py``);
 * **limits**: memory and process count by cgroup (v2 or v1) when writable, else an RSS
   watchdog and RLIMIT_NPROC; CPU seconds and file size by rlimit; the bytes and the entries
   the kernel may create (its workspace and its ipc directory: everything it can write on the
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.errors import SandboxError, SandboxUnavailable
+from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import cgroups
 from podium.sandbox.base import Guard, KernelSandbox
@@ -69,9 +73,8 @@ from podium.sandbox.kernel import (
     EXIT_WAIT_S,
     KernelCommand,
     LiveKernel,
-    die_with_parent,
-    ipykernel_argv,
 )
+from podium.sandbox.lifeline import Lifeline
 from podium.sandbox.limits import (
     ResourceLimits,
     apply_rlimits,
@@ -83,6 +86,7 @@ from podium.sandbox.local import KERNEL_ENV
 from podium.sandbox.options import SandboxOptions
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
 from podium.sandbox.trees import MAX_DEPTH, disk_usage
+from podium.sandbox.warden import ensure_warden
 from podium.sandbox.workspace import Slot
 from podium.sandbox.zygote import STAGING
 
@@ -160,7 +164,9 @@ class BwrapGuard(Guard):
         self._info_read: int | None = None
         self._sent: list[int] = []  # the parent's copies of what bwrap reads, closed once started
         self._pidfd: int | None = None
+        self.lifeline: Lifeline | None = None
         if not forked:  # a forked kernel's factory has all of these already
+            self.lifeline = Lifeline()
             self._info_read, info_write = os.pipe()
             self.fds = BwrapFds(
                 passwd=_memfd("passwd", user.passwd()),
@@ -180,9 +186,17 @@ class BwrapGuard(Guard):
         apply_rlimits(self.limits, self._nproc)
         join_new_session_keyring()
 
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """What the launched bwrap must hold open: what it reads, and the kernel's lifeline."""
+        lifeline = (self.lifeline.kernel_fd,) if self.lifeline else ()
+        return (*self.fds.all, *lifeline)
+
     def started(self, kernel: LiveKernel) -> None:
         self.kernel = kernel
         self._close_sent()
+        if self.lifeline is not None:
+            self.lifeline.launched()
         process = kernel.process
         if isinstance(process, ForkedProcess):  # it is the namespace's init
             self._pidfd = os.dup(process.pidfd)
@@ -263,6 +277,8 @@ class BwrapGuard(Guard):
 
     def release(self) -> None:
         self._close_sent()
+        if self.lifeline is not None:
+            self.lifeline.cut()
         if self._pidfd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
@@ -467,12 +483,14 @@ class BwrapSandbox(KernelSandbox):
             program=ZYGOTE, staging=STAGING, caps=FACTORY_CAPS,
         )  # fmt: skip
         argv = factory_argv(self.bwrap, layout, [self.python, f"{STAGING}/{ZYGOTE.name}"])
+        ensure_warden()
         config = factory_config(
             self.preimports, filter_bpf(), user.uid, user.gid, user.switch,
             limits.tmp_bytes, limits.shm_bytes, spec.ipc_base, paths,
         )  # fmt: skip
         try:
-            return await KernelFactory.start(spec, argv, fds.all, _factory_preexec, config)
+            preexec = functools.partial(_factory_preexec, os.getpid())
+            return await KernelFactory.start(spec, argv, fds.all, preexec, config)
         finally:
             for fd in fds.all:
                 os.close(fd)
@@ -537,6 +555,7 @@ class BwrapSandbox(KernelSandbox):
         factory = self.forking.serving(slot.root.parent, slot.input_dir)
         if factory is not None and ipc.root.parent == factory.spec.ipc_base:
             return self._forked(factory, slot, ipc, group)
+        ensure_warden()
         seccomp = filter_bpf() if self.seccomp_problem is None else None
         guard = BwrapGuard(limits, group, slot, ipc, user, seccomp)
         layout = BwrapLayout(
@@ -551,14 +570,15 @@ class BwrapSandbox(KernelSandbox):
             shm_bytes=limits.shm_bytes,
             gpus=self.options.gpus,
         )
-        kernel_argv = ipykernel_argv(self.python, ipc.kernel_connection_file)
+        assert guard.lifeline is not None
+        kernel_argv = guard.lifeline.argv(self.python, ipc.kernel_connection_file)
         command = KernelCommand(
             argv=bwrap_argv(self.bwrap, layout, user.launch(self.python, kernel_argv)),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
             cwd=slot.root,
             interrupt_mode="message",
             preexec=guard.preexec,
-            pass_fds=guard.fds.all,
+            pass_fds=guard.pass_fds,
             interrupt_grace_s=self.options.interrupt_grace_s,
             max_message_bytes=limits.max_message_bytes,
         )
@@ -610,9 +630,10 @@ class _ForkLauncher:
                                         self.rlimits)  # fmt: skip
 
 
-def _factory_preexec() -> None:
-    """In the factory's bwrap, before exec: dies with Podium; holds no key of its session."""
-    die_with_parent()
+def _factory_preexec(podium: int) -> None:
+    """In the factory's bwrap, before exec: dies with Podium (pid ``podium``, read before the
+    fork); holds no key of its session."""
+    die_with_parent(podium)
     join_new_session_keyring()
 
 

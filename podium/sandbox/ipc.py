@@ -5,7 +5,9 @@ shared). ``kernel/`` is the only one a sandbox sees: the kernel reads its connec
 and binds its five sockets in it. ``host/`` holds Podium's copy of the connection file and the
 relay's sockets of the same names (see ``relay.py``), so Podium never talks to the kernel's
 sockets directly. The root is short (a unix socket path is limited to 107 bytes), lives in
-/tmp, and is named after Podium's pid so a killed run's leftovers can be recognised.
+/tmp, and is named after Podium's pid so a killed run's leftovers can be recognised, and a
+token of this process's, so that this Podium's kernels and their bwraps (whose argv names
+their ipc directories) can be told from any other's (``warden.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ from podium.untrusted import remove_tree
 CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
 SOCKET_PREFIX = "k"  # the sockets are k-1 ... k-5
 CONNECTION_FILE = "kernel.json"
+_TOKEN = secrets.token_hex(4)
+
+
+def process_prefix() -> str:
+    """``podium-<pid>-<token>-``: how this process's ipc directories begin (a forked child has
+    another pid, so a prefix of its own)."""
+    return f"podium-{os.getpid()}-{_TOKEN}-"
 
 
 def ipc_root() -> Path:
@@ -59,7 +68,7 @@ class IpcDir:
         """Both directories and both connection files (same ports and key, each its own path);
         under ``parent`` (a kernel factory's ``new_ipc_base``), else at the top of /tmp."""
         if parent is None:
-            root = tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=ipc_root())
+            root = tempfile.mkdtemp(prefix=process_prefix(), dir=ipc_root())
         else:
             root = tempfile.mkdtemp(prefix="", dir=parent)
         ipc = cls(Path(root))
@@ -89,7 +98,7 @@ class IpcDir:
 def new_ipc_base() -> Path:
     """A directory for many kernels' ipc directories (a factory sees it whole; each kernel
     only its own). Named like an ipc directory, so a killed run's is swept the same way."""
-    return Path(tempfile.mkdtemp(prefix=f"podium-{os.getpid()}-", dir=ipc_root()))
+    return Path(tempfile.mkdtemp(prefix=process_prefix(), dir=ipc_root()))
 
 
 def sweep_leftovers() -> None:

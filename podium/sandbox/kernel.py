@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
+import os
 import signal
 import subprocess
 import time
@@ -34,6 +34,7 @@ from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from podium.errors import SandboxError
 from podium.failpoints import failpoint
+from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.output import CappedOutput, strip_ansi
@@ -61,14 +62,6 @@ class _OneSpec(KernelSpecManager):
 
     def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
         return self._spec
-
-
-def die_with_parent() -> None:
-    """PR_SET_PDEATHSIG: the kernel (or bwrap) gets SIGKILL when Podium dies, however it dies."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
 
 
 @dataclass(frozen=True)
@@ -239,6 +232,7 @@ async def start_kernel(command: KernelCommand, ipc: IpcDir) -> LiveKernel:
             preexec_fn=_preexec(command.preexec),
             pass_fds=command.pass_fds,
         )
+        failpoint("kernel.launched")  # crash with a kernel's process just started
     except BaseException as exc:  # cancelled or failed: never leave a launched process behind
         await relay.aclose()
         with contextlib.suppress(Exception):
@@ -290,8 +284,13 @@ def _manager(command: KernelCommand, ipc: IpcDir) -> AsyncKernelManager:
 
 
 def _preexec(extra: Callable[[], None] | None) -> Callable[[], None]:
+    """The launched process's pre-exec hook: it dies with Podium (the parent-death signal,
+    re-checked: ``die_with_parent``), then ``extra``. Built here, in Podium, which is the pid
+    it must check its parent against."""
+    podium = os.getpid()
+
     def run() -> None:
-        die_with_parent()
+        die_with_parent(podium)
         if extra is not None:
             extra()
 

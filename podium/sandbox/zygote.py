@@ -34,11 +34,14 @@ import importlib
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import struct
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -378,6 +381,33 @@ def supervise() -> None:
             continue
 
 
+def exit_if_host_goes(bootstrap: socket.socket) -> Callable[[], None]:
+    """While the factory loads (seconds), it exits at once if the host closes ``bootstrap``
+    (the host sends nothing more on it before ``ready``): a host killed while bwrap laid out
+    the sandbox may have left its init orphaned before it armed its parent-death signal, and
+    the init ends once the factory has. The returned function ends the watch (before
+    ``ready``, after which the host closes its end); a host gone from then on fails the send."""
+    stop_read, stop_write = os.pipe()
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(bootstrap.fileno(), select.POLLIN)  # POLLHUP: always reported
+        poller.register(stop_read, select.POLLIN)
+        if stop_read not in dict(poller.poll()):
+            os._exit(1)
+
+    watcher = threading.Thread(target=watch, name="podium-host-watch", daemon=True)
+    watcher.start()
+
+    def stop() -> None:
+        os.write(stop_write, b"x")
+        watcher.join()
+        os.close(stop_read)
+        os.close(stop_write)
+
+    return stop
+
+
 def main() -> None:
     """The host's socket reaches every process bwrap starts; the factory's working channel is
     a fresh pair whose one end only the factory holds, so the host sees it go at once."""
@@ -390,7 +420,9 @@ def main() -> None:
         bootstrap.close()
         supervise()
     try:
+        loaded = exit_if_host_goes(bootstrap)
         preload([*learn_kernel_imports(), *config["preimports"]])
+        loaded()
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         me = os.pidfd_open(os.getpid())
         send(bootstrap, {"ready": True}, [theirs.fileno(), me])

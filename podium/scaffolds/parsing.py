@@ -5,6 +5,10 @@ program; a shell command), leave a fence unclosed when they run out of tokens, o
 ``<think>`` tags first. The rule: take the longest block tagged Python (or untagged) that
 compiles, else the longest such block, else the answer itself if it is a program; the plan is
 the prose around it.
+
+Every step is linear in the answer, or bounded: an answer is text a model (or a replayed
+record) wrote, and thousands of unclosed ``<think>`` tags, fences or paragraphs must cost
+milliseconds, not minutes.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
+MAX_DROPPED_PARAGRAPHS = 12  # prose after unfenced code: a few paragraphs, each a compile
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*$", re.M)
 _PY_LANGS = {"", "python", "py", "python3", "ipython", "ipython3", "py3"}
 _CODE_START = re.compile(r"^(import |from \S+ import |def |class |# ?%%|[A-Za-z_]\w* = )", re.M)
@@ -59,8 +64,25 @@ def compiles(code: str) -> bool:
     return True
 
 
+def drop_thinking(text: str) -> str:
+    """``text`` without its ``<think>...</think>`` sections (or ``<thinking>``, any case), each
+    from an opening tag to the next closing one; an opening tag never closed stays. One pass."""
+    kept: list[str] = []
+    start = 0  # where the text not yet kept begins
+    opened: int | None = None  # where the section being skipped began
+    for tag in _THINK_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if opened is None and not closing:
+            opened = tag.start()
+        elif opened is not None and closing:
+            kept.append(text[start:opened])
+            start, opened = tag.end(), None
+    kept.append(text[start:])
+    return "".join(kept)
+
+
 def extract(answer: str) -> Parsed:
-    text = _THINK.sub("", answer).strip()
+    text = drop_thinking(answer).strip()
     candidates = [b for b in fenced_blocks(text) if b.lang in _PY_LANGS and b.code.strip()]
     if candidates:
         good = [b for b in candidates if compiles(b.code)] or candidates
@@ -84,7 +106,7 @@ def _unfenced(text: str) -> Parsed:
 def _longest_compiling_prefix(code: str) -> str | None:
     """The code minus as few trailing paragraphs as make it compile (prose after the code)."""
     paragraphs = re.split(r"\n[ \t]*\n", code)
-    for end in range(len(paragraphs), 0, -1):
+    for end in range(len(paragraphs), max(len(paragraphs) - MAX_DROPPED_PARAGRAPHS, 0), -1):
         candidate = "\n\n".join(paragraphs[:end])
         if compiles(candidate):
             return candidate
@@ -92,6 +114,10 @@ def _longest_compiling_prefix(code: str) -> str | None:
 
 
 def _strip_blocks(text: str) -> str:
-    for block in reversed(fenced_blocks(text)):
-        text = text[: block.start] + text[block.end :]
-    return text
+    """``text`` without its fenced blocks (the gaps between them joined once)."""
+    kept, start = [], 0
+    for block in fenced_blocks(text):
+        kept.append(text[start : block.start])
+        start = block.end
+    kept.append(text[start:])
+    return "".join(kept)

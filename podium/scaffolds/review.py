@@ -8,6 +8,7 @@ submission) make a node buggy whatever the review says. The direction comes from
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -52,6 +53,9 @@ REVIEW_TOOL = ToolSpec(
         "required": ["is_bug", "summary", "metric"],
     },
 )
+_OBJECT_START = re.compile(r'\{\s*"')  # where a JSON object with a key may begin
+JSON_WINDOW = 256 * 1024  # characters: a review object is far shorter
+JSON_READ_BUDGET = 16_000_000  # characters: well under a second of the C decoder
 OUTPUT_CHARS_FOR_REVIEW = 8000
 DESCRIPTION_CHARS_FOR_REVIEW = 4000
 SHORT_OUTPUT_CHARS = 2000  # after a context-length error
@@ -152,17 +156,31 @@ def _request(prompts: Prompts, values: dict[str, str]) -> ModelRequest:
 
 def review_from_text(text: str) -> dict[str, Any] | None:
     """The review's arguments written as a JSON object in the text (the last one that parses
-    and has ``is_bug``), for models that answer in prose instead of calling the function."""
+    and has ``is_bug``), for models that answer in prose instead of calling the function.
+
+    Bounded: only an object with an ``"is_bug"`` within ``JSON_WINDOW`` characters of its
+    start is tried, from the end of the text, each on at most that window (a failed decode
+    also counts the lines before its error: on the whole text, every try was linear and the
+    search quadratic), and the tries stop once they have read ``JSON_READ_BUDGET`` characters
+    in all; nesting too deep to decode is no review, never a crash."""
+    keys = [m.start() for m in re.finditer('"is_bug"', text)]
     decoder = json.JSONDecoder()
-    found: dict[str, Any] | None = None
-    for start in (m.start() for m in re.finditer(r"\{", text)):
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+    budget = JSON_READ_BUDGET
+    for start in reversed([m.start() for m in _OBJECT_START.finditer(text)]):
+        nearest = bisect.bisect_left(keys, start)
+        if nearest == len(keys) or keys[nearest] - start > JSON_WINDOW:
             continue
+        window = text[start : start + JSON_WINDOW]
+        budget -= 2 * len(window)
+        try:
+            value, _ = decoder.raw_decode(window)
+        except (json.JSONDecodeError, RecursionError):
+            value = None
         if isinstance(value, dict) and "is_bug" in value:
-            found = value
-    return found
+            return value
+        if budget <= 0:
+            break
+    return None
 
 
 def direction(task: Task) -> str:

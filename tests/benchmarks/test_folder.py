@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import math
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
+import podium
 from podium.api import load_registry
 from podium.benchmarks import load_folder_task, resolve_task
 from podium.benchmarks.folder import FolderTask
 from podium.errors import TaskError
 from podium.plugins import Registry
+from podium.scaffolds import Journal
 from podium.submission_check import check
-from tests.support import TOY_TASK
+from podium.testing.scripted import node_answers, write_script
+from tests.support import TOY_TASK, run_config, solution
 
 REQUIRED = {
     # file -> words its hint must contain (what the file should hold)
@@ -307,6 +311,45 @@ def test_the_check_never_needs_the_private_answers(tmp_path: Path) -> None:
     assert "the competition's grader rejects it" in (task.check_submission(bad) or "")
     # The structural check works from the public files alone (as it does inside the sandbox).
     assert "rows" in (check(bad, task.sample_submission) or "")
+
+
+WIDE_HEADER = "id,y" + "".join(f",c{i}" for i in range(10**6)) + "\n"  # 7.9 MB of header
+
+
+def test_an_absurd_submission_is_refused_before_the_grader_reads_it(
+    toy_task: FolderTask, tmp_path: Path
+) -> None:
+    """A million-column header: refused on its first megabyte, in milliseconds (the grader
+    worker took minutes on it, the loop's structural check hours), and no grader is started."""
+    path = tmp_path / "submission.csv"
+    path.write_text(WIDE_HEADER + "".join(f"{i},0\n" for i in range(401, 501)))
+    start = time.monotonic()
+    reason = toy_task.check_submission(path) or ""
+    assert time.monotonic() - start < 10
+    assert reason.startswith("the submission's header line is over 1,048,576 bytes long")
+    assert "_grader_check" not in toy_task.__dict__  # never asked
+
+
+def test_a_node_with_an_absurd_submission_does_not_stall_the_node_beside_it(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Two workers: one node writes a million-column header, the other a valid submission.
+    The first is buggy with the bound's reason, and neither node waits on the other's check."""
+    wide = "'id,y' + ''.join(f',c{i}' for i in range(10**6)) + '\\n'"
+    hostile = solution(
+        0.5, submit=False, extra=f"open('submission/submission.csv', 'w').write({wide})"
+    )
+    steady = solution(0.6, sleep=1.0)
+    script = write_script(tmp_path / "s.jsonl", [node_answers(hostile), node_answers(steady)])
+    podium.run(
+        run_config(script, tmp_path / "run", data_dir, steps=2, workers=2, search={"num_drafts": 2})
+    )
+    nodes = {n.metric.value if n.metric else None: n for n in
+             Journal.open(tmp_path / "run" / "journal.sqlite").nodes()}  # fmt: skip
+    assert set(nodes) == {0.5, 0.6}
+    assert nodes[0.5].is_buggy and "header line is over" in (nodes[0.5].bug_reason or "")
+    assert not nodes[0.6].is_buggy
+    assert nodes[0.5].timings.overhead_s < 10 and nodes[0.6].timings.overhead_s < 10
 
 
 # --- task references -----------------------------------------------------------------------

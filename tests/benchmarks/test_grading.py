@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from podium.benchmarks.folder import FolderTask
 from podium.benchmarks.grading import (
     Thresholds,
     UnreadableSubmission,
@@ -29,6 +32,7 @@ from podium.benchmarks.grading import (
     read_leaderboard,
     read_submission,
     seed_summary,
+    submission_bounds,
 )
 from podium.errors import TaskError
 from podium.records import GradeReport, utcnow
@@ -728,6 +732,76 @@ def test_read_submission_opens_a_path_as_untrusted(tmp_path: Path) -> None:
         read_submission(link)
     with pytest.raises(UnreadableSubmission, match="no file at"):
         read_submission(tmp_path / "absent.csv")
+
+
+# --- bounded before pandas reads the file ---------------------------------------------------
+
+
+def wide_header(columns: int) -> str:
+    return ",".join(["id", "label"] + [f"c{i}" for i in range(columns)]) + "\n"
+
+
+def test_an_absurd_submission_is_invalid_before_pandas_reads_it(
+    tmp_path: Path, answers: Path
+) -> None:
+    """A header far wider than the answers' (and the sample's) is refused on its first
+    megabyte: pandas took 85 s and 3.1 GB on a million columns."""
+    rows = "1,a\n2,b\n3,a\n4,b\n"
+    million = write(tmp_path / "million.csv", wide_header(10**6) + rows)
+    start = time.monotonic()
+    report = grade_submission("toy", million, answers, never_called, ACCURACY_BOARD)
+    assert time.monotonic() - start < 10
+    assert report.submission_exists and not report.valid_submission
+    assert report.error == (
+        "the submission's header line is over 1,048,576 bytes long "
+        "(the answers: 9 bytes, 2 columns)"
+    )
+    sample = write(tmp_path / "sample_submission.csv", "id,label\n1,a\n2,a\n3,a\n4,a\n")
+    wide = write(tmp_path / "wide.csv", wide_header(20_000) + rows)
+    report = grade_submission("toy", wide, answers, never_called, ACCURACY_BOARD, sample=sample)
+    assert report.error == (
+        "the submission's header has 20,002 columns, over the 10,000 accepted "
+        "(the widest of the sample submission and the answers: 2)"
+    )
+    with pytest.raises(UnreadableSubmission, match="20,002 columns"):
+        read_submission(wide.read_bytes(), submission_bounds(answers))
+
+
+def test_extra_columns_within_the_bounds_still_reach_the_grader(
+    tmp_path: Path, answers: Path
+) -> None:
+    """Graders select columns by name: 5,000 extra columns are the grader's to judge."""
+    extra = ",0" * 5_000
+    rows = "".join(f"{i},{label}{extra}\n" for i, label in ((1, "a"), (2, "b"), (3, "a"), (4, "a")))
+    submission = write(tmp_path / "submission.csv", wide_header(5_000) + rows)
+    report = grade_submission("toy", submission, answers, accuracy, ACCURACY_BOARD)
+    assert report.valid_submission and report.score == 0.75
+
+
+def test_podium_grade_on_a_million_columns_is_quick_and_small(
+    titanic: FolderTask, data_dir: Path, tmp_path: Path
+) -> None:
+    """The CLI, as a user runs it, on a million-column CSV: one line, exit 1, well under a
+    gigabyte (measured: ~2 s, ~100 MB, start-up included; perf/README.md)."""
+    ids = pd.read_csv(titanic.sample_submission)["PassengerId"]
+    header = "PassengerId,Survived" + "".join(f",c{i}" for i in range(10**6)) + "\n"
+    path = write(tmp_path / "submission.csv", header + "".join(f"{i},0\n" for i in ids))
+    command = [sys.executable, "-c", MEASURED, sys.executable, "-m", "podium", "grade",
+               "mini/titanic", str(path), "--data-dir", str(data_dir)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "invalid submission: the submission's header line is over 1,048,576 bytes" in done.stdout
+    peak_kib = int(done.stderr.strip().splitlines()[-1])
+    assert peak_kib < 1024**2  # KiB: under a gigabyte (3.1 GB before)
+
+
+# Runs a command and prints its peak resident memory (KiB) as the last line of stderr.
+MEASURED = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:]).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(code)
+"""
 
 
 class InvalidSubmissionError(Exception):

@@ -49,7 +49,15 @@ from podium.sandbox import (
 from podium.sandbox.bwrap import DISK_WATCH_EVERY_S
 from podium.sandbox.trees import MAX_DEPTH
 from podium.scaffolds import Journal
-from tests.support import REPO, TOY_TASK, cli_env, podium_cli, process_gone, processes
+from tests.support import (
+    REPO,
+    TOY_TASK,
+    cli_env,
+    podium_cli,
+    process_gone,
+    processes,
+    scaled,
+)
 
 _BWRAP_PROBLEM = bwrap_problem()
 _CGROUPS = cgroups.detect()
@@ -67,7 +75,10 @@ needs_pids_cgroup = pytest.mark.skipif(
 )
 
 GRACE_S = 1.0
-SLACK_S = 5.0  # scheduling on a slow, busy 2-core CI machine
+SLACK_S = 5.0  # scheduling on a slow, busy 2-core CI machine (``scaled`` where it is used)
+# The deadline of an attack that something else must stop (a limit, the relay, its own end):
+# never reached when the protection works, so generous (a loaded machine is slow, not wrong).
+BACKSTOP_S = 120.0
 MEMORY = 512 * 1024**2
 PROCESSES = 64
 WORKSPACE_BYTES = 100 * 1024**2
@@ -107,7 +118,7 @@ def run_all(
     kind: str,
     ws: Workspace,
     *codes: str,
-    timeout_s: float = 10.0,
+    timeout_s: float = BACKSTOP_S,
     max_output_bytes: int = 65536,
     options: SandboxOptions = OPTIONS,
 ) -> list[ExecResult]:
@@ -129,7 +140,7 @@ def with_limits(**changes: Any) -> SandboxOptions:
     return dataclasses.replace(OPTIONS, limits=dataclasses.replace(OPTIONS.limits, **changes))
 
 
-def run(kind: str, ws: Workspace, code: str, timeout_s: float = 10.0) -> ExecResult:
+def run(kind: str, ws: Workspace, code: str, timeout_s: float = BACKSTOP_S) -> ExecResult:
     return run_all(kind, ws, code, timeout_s=timeout_s)[0]
 
 
@@ -452,7 +463,7 @@ def test_signalling_a_host_process(kind: str, host: Host) -> None:
             assert sleeper.poll() is None
         else:
             assert got["kill"] == "ok None"
-            assert sleeper.wait(timeout=5) == -signal.SIGKILL
+            assert sleeper.wait(timeout=60) == -signal.SIGKILL
     finally:
         if sleeper.poll() is None:
             sleeper.kill()
@@ -463,16 +474,15 @@ def test_signalling_a_host_process(kind: str, host: Host) -> None:
 def test_a_fork_bomb_is_stopped_and_cleaned_up(isolated: str, host: Host) -> None:
     # bwrap only: under ``local`` this would take the host down.
     before = our_cgroups()
-    timeout = 5.0
     code = "import os\nwhile True:\n    os.fork()\n"
-    bomb, after = run_all(isolated, host.ws, code, "print('still here')", timeout_s=timeout)
+    bomb, after = run_all(isolated, host.ws, code, "print('still here')")
     assert bomb.status in (ExecStatus.ERROR, ExecStatus.DIED), bomb.output
     if bomb.status is ExecStatus.ERROR:
         assert bomb.error_name == "BlockingIOError", bomb.output
     else:  # the forked kernels' copies can pass the memory limit before forks are refused
         assert bomb.killed_reason is not None
         assert re.search(r"memory limit|process limit", bomb.killed_reason), bomb.killed_reason
-    assert bomb.duration_s < timeout + GRACE_S + SLACK_S
+    assert not bomb.timed_out  # stopped by a limit, not by its deadline
     assert after.status is ExecStatus.OK, after.output
     assert after.output == "still here\n"
     # A kernel's cgroup can only be removed once no process is left in it.
@@ -522,7 +532,7 @@ def test_a_thread_bomb_is_stopped(isolated: str, host: Host) -> None:
 def test_memory_past_the_limit_kills_only_that_kernel(isolated: str, host: Host) -> None:
     # bwrap only: under ``local`` this would take 2 GiB of the host's memory.
     code = "import time\nhog = b'x' * (2 * 1024**3)\nprint('allocated')\ntime.sleep(30)\n"
-    timeout = 10.0
+    timeout = BACKSTOP_S
     hog, after = run_all(isolated, host.ws, code, "print('still here')", timeout_s=timeout)
     assert hog.status is ExecStatus.DIED, hog.output
     assert hog.killed_reason is not None
@@ -564,8 +574,7 @@ def test_filling_the_disk_is_stopped(
     isolated: str, host: Host, code: str, many_files: bool
 ) -> None:
     # bwrap only: under ``local`` nothing would stop it before the host's disk is full.
-    timeout = 20.0
-    result = run(isolated, host.ws, code, timeout_s=timeout)  # the slot is discarded after
+    result = run(isolated, host.ws, code)  # the slot is discarded after
     assert result.failed
     assert not result.timed_out
     if result.status is ExecStatus.ERROR:  # RLIMIT_FSIZE on one file
@@ -578,7 +587,7 @@ def test_filling_the_disk_is_stopped(
         assert result.status is ExecStatus.DIED, result.output
     # The watchdog looks once a second: stopped within a few looks. (A fast disk gets well
     # past the limit meanwhile: 0.4-2 GiB were written here against 100 MiB.)
-    assert result.duration_s < 2 * DISK_WATCH_EVERY_S + SLACK_S
+    assert result.duration_s < scaled(2 * DISK_WATCH_EVERY_S + SLACK_S)
 
 
 def test_a_huge_print_kills_the_kernel_without_host_memory(isolated: str, host: Host) -> None:
@@ -626,8 +635,8 @@ def test_code_that_never_ends_times_out(
     if must_be_killed:
         assert result.killed_reason == "timeout (the kernel ignored the interrupt and was killed)"
     assert "started" in result.output
-    assert timeout <= result.duration_s < timeout + GRACE_S + SLACK_S
-    assert wall < timeout + GRACE_S + 2 * SLACK_S
+    assert timeout <= result.duration_s < timeout + GRACE_S + scaled(SLACK_S)
+    assert wall < timeout + GRACE_S + scaled(2 * SLACK_S)
 
 
 # --- crashes -------------------------------------------------------------------------------
@@ -635,11 +644,11 @@ def test_code_that_never_ends_times_out(
 
 def test_an_exiting_kernel_is_detected_promptly(isolated: str, host: Host) -> None:
     code = "import os\nprint('about to exit', flush=True)\nos._exit(3)\n"
-    result = run(isolated, host.ws, code, timeout_s=60.0)
+    result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.DIED
     assert result.killed_reason == "kernel died (exit status 3)"
     assert not result.timed_out
-    assert result.duration_s < 3.0
+    assert result.duration_s < scaled(3.0)
 
 
 def test_a_segfault_does_not_affect_the_next_execution(isolated: str, host: Host) -> None:
@@ -758,11 +767,11 @@ def test_killing_the_host_process_leaves_nothing_running(
         outer.kill()
         outer.wait()
         kernels = [pid for pid, argv in tree.items() if argv != ["sleep", marker]]
-        assert _wait_for(lambda: all(process_gone(pid) for pid in kernels), 5), {
+        assert _wait_for(lambda: all(process_gone(pid) for pid in kernels), 60), {
             pid: tree[pid] for pid in kernels if not process_gone(pid)
         }
         if kind != "local":  # the pid namespace dies with the kernel, setsid or not
-            assert _wait_for(lambda: not running(["sleep", marker]), 5)
+            assert _wait_for(lambda: not running(["sleep", marker]), 60)
         else:  # control: without a pid namespace the detached child outlives everything
             time.sleep(0.5)
             assert running(["sleep", marker])
@@ -973,10 +982,10 @@ def test_filling_the_ipc_directory_counts_against_the_workspace(isolated: str, h
         "    with open(f'{ipc}/fill-{i}', 'wb') as f:\n"
         "        f.write(b'\\1' * 4 * 1024**2)\n"
     )
-    result = run(isolated, host.ws, code, timeout_s=20.0)
+    result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.DIED, result.output
     assert result.killed_reason == "workspace size limit (100 MiB)"
-    assert result.duration_s < 2 * DISK_WATCH_EVERY_S + SLACK_S
+    assert result.duration_s < scaled(2 * DISK_WATCH_EVERY_S + SLACK_S)
     ipc = re.search(r"^IPC (\S+)$", result.output, re.MULTILINE)
     assert ipc, result.output
     assert not Path(ipc.group(1)).exists()  # removed with the kernel, on the host
@@ -997,10 +1006,10 @@ def test_creating_entries_past_the_file_limit_is_stopped(
         "    open(f'{base}/d{i}/b', 'w').close()\n"
     )
     options = with_limits(max_files=2_000)
-    result = run_all(isolated, host.ws, code, timeout_s=60.0, options=options)[0]
+    result = run_all(isolated, host.ws, code, options=options)[0]
     assert result.status is ExecStatus.DIED, result.output
     assert result.killed_reason == "file count limit (2000 files and directories)"
-    assert result.duration_s < 30.0
+    assert result.duration_s < scaled(30.0)
 
 
 def test_cleaning_up_a_huge_tree_never_blocks_the_event_loop(isolated: str, host: Host) -> None:
@@ -1042,7 +1051,7 @@ def test_cleaning_up_a_huge_tree_never_blocks_the_event_loop(isolated: str, host
     result, worst = asyncio.run(go())
     assert result.status is ExecStatus.OK, result.output
     assert "made 100000" in result.output
-    assert worst < 2.0, f"the event loop stalled for {worst:.1f} s"
+    assert worst < scaled(2.0), f"the event loop stalled for {worst:.1f} s"
     assert not any(host.ws.root.rglob("d99"))
 
 
@@ -1074,6 +1083,7 @@ FLOODS = {
     "print('sent', flush=True)\ntime.sleep(30)\n",
 }
 MESSAGE_CAP = 16 * 1024**2
+DEADLINE_FLOODS = ("control", "iopub-messages")
 
 
 @pytest.mark.parametrize("flood", sorted(FLOODS))
@@ -1084,7 +1094,10 @@ def test_a_flood_on_any_channel_keeps_the_host_memory_bounded(
     reset_peak_rss()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     code = _FLOOD_SETUP + FLOODS[flood]
-    result = run_all(isolated, host.ws, code, timeout_s=3.0, options=options)[0]
+    # Two floods end at their deadline (the control one is sent in answer to its interrupt);
+    # the others are stopped by the relay before it.
+    timeout_s = scaled(3.0) if flood in DEADLINE_FLOODS else BACKSTOP_S
+    result = run_all(isolated, host.ws, code, timeout_s=timeout_s, options=options)[0]
     grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
     assert "sent" in result.output, result.output  # the attack really ran
     assert grown < 100 * 1024**2, f"the host grew by {grown / 1024**2:.0f} MiB"
@@ -1357,11 +1370,11 @@ def test_a_message_the_host_cannot_read_ends_the_kernel_not_the_run(
     isolated: str, host: Host, message: str
 ) -> None:
     code = "import time\nk = get_ipython().kernel\n" + message + "\ntime.sleep(30)\n"
-    result = run(isolated, host.ws, code, timeout_s=20.0)
+    result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.DIED, result.output
     assert result.killed_reason is not None
     assert result.killed_reason.startswith("protocol violation: an unreadable message")
-    assert result.duration_s < 10.0
+    assert result.duration_s < scaled(10.0)
 
 
 @pytest.mark.parametrize("launcher", ["setpriv", "interpreter"])

@@ -106,4 +106,4 @@ def test_a_node_runs_like_local_and_leaves_nothing_running(
         assert process_gone(facts["child"])
     else:  # no pid namespace and no cgroup: a detached child outlives the node (documented)
         os.kill(facts["child"], 9)
-        assert wait_gone(facts["child"])
+        assert wait_gone(facts["child"], within_s=60)

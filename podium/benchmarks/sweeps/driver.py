@@ -1,6 +1,13 @@
 """Runs the runs of a sweep that still need running, through an executor, and keeps the
 manifest up to date as each starts and ends.
 
+A sweep that cannot work stops early: when the first ``FAIL_FAST_RUNS`` runs to end have all
+failed for the same reason (their error lines equal once each run's own dir and id are taken
+out: a worker that cannot import Podium, a model that is not there, a sandbox that cannot
+start), no other run is launched, the runs in flight end as they would, and ``drive`` raises
+``SweepFailedFast`` with that reason. The runs not launched stay pending: ``--resume`` (with
+``--retry-failed``) takes the sweep up again once the cause is fixed.
+
 Each run's outcome is read from its run dir (``summary.json``), never from the worker's exit
 status alone, so a run stays resumable whatever killed it. Interrupting the driver cancels the
 jobs in flight; each executor stops its run gracefully (SIGTERM: nodes in flight are marked
@@ -11,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from podium.benchmarks.sweeps import manifest as mf
@@ -24,7 +31,10 @@ from podium.benchmarks.sweeps.executor import (
 )
 from podium.benchmarks.sweeps.local_executor import tail
 from podium.benchmarks.sweeps.manifest import Manifest, RunEntry, RunState
+from podium.errors import UserError
 from podium.records import utcnow
+
+FAIL_FAST_RUNS = 3  # this many first runs failing alike stop the sweep
 
 EventCallback = Callable[[str, RunEntry], None]  # ("started" | "ended", the run's entry)
 JobFactory = Callable[[RunEntry, Path], Job]
@@ -48,25 +58,84 @@ class Sweep:
         return [e for e in self.manifest.runs if e.state in wanted]
 
 
+class SweepFailedFast(UserError):
+    """The sweep's first runs all failed for one reason: the rest were not launched."""
+
+    exit_code = 1
+
+
+@dataclass
+class FailFast:
+    """Watches the first ``runs`` runs to end: trips when every one of them failed with the
+    same reason (``runs`` 0: never)."""
+
+    runs: int
+    reasons: list[str] = field(default_factory=list)
+    watching: bool = True
+
+    @property
+    def tripped(self) -> bool:
+        return self.runs > 0 and len(self.reasons) >= self.runs and len(set(self.reasons)) == 1
+
+    def ended(self, entry: RunEntry, run_dir: Path) -> None:
+        if not self.watching or self.runs <= 0 or entry.state is RunState.INTERRUPTED:
+            return
+        if entry.state is not RunState.FAILED:
+            self.watching = False  # a run got somewhere: the others may too
+            return
+        self.reasons.append(same_reason(entry, run_dir))
+        self.watching = len(self.reasons) < self.runs and len(set(self.reasons)) == 1
+
+    def error(self, sweep: Sweep, not_started: int) -> SweepFailedFast:
+        return SweepFailedFast(
+            f"sweep stopped: its first {len(self.reasons)} runs all failed with "
+            f'"{self.reasons[0]}" ({not_started} runs not started)',
+            hint=f"see a run's {LOG_NAME}; once fixed: podium bench --resume {sweep.root} "
+            "--retry-failed",
+        )
+
+
+def same_reason(entry: RunEntry, run_dir: Path) -> str:
+    """A failed run's error line with what is its own (its dir, its id) taken out, so that
+    runs failing for one cause read the same."""
+    reason = entry.error or "no reason given"
+    for own in sorted({str(run_dir), str(run_dir.resolve()), entry.path, entry.id}, key=len,
+                      reverse=True):  # fmt: skip
+        reason = reason.replace(own, "<run>")
+    return reason
+
+
 async def drive(
     sweep: Sweep,
     executor: Executor,
     make_job: JobFactory,
     on_event: EventCallback | None = None,
     retry_failed: bool = False,
+    fail_fast: int = FAIL_FAST_RUNS,
 ) -> None:
-    """Run every run still to do, at most ``executor.capacity()`` at once, in grid order."""
+    """Run every run still to do, at most ``executor.capacity()`` at once, in grid order;
+    raise ``SweepFailedFast`` once the first ``fail_fast`` runs to end all failed alike (only
+    when more runs than that are to do: else nothing would be saved)."""
     todo = sweep.todo(retry_failed)
     for entry in todo:  # a run left "running" by a killed driver is interrupted
         if entry.state is RunState.RUNNING:
             entry.state = RunState.INTERRUPTED
     slots = asyncio.Semaphore(executor.capacity())
+    watch = FailFast(fail_fast if len(todo) > fail_fast else 0)
+    not_started: list[RunEntry] = []
 
     async def one(entry: RunEntry) -> None:
         async with slots:
-            await _run_one(sweep, executor, make_job(entry, sweep.run_dir(entry)), entry, on_event)
+            if watch.tripped:
+                not_started.append(entry)  # it stays as it was, for --resume
+                return
+            run_dir = sweep.run_dir(entry)
+            await _run_one(sweep, executor, make_job(entry, run_dir), entry, on_event)
+            watch.ended(entry, run_dir)
 
     await asyncio.gather(*(one(entry) for entry in todo))
+    if watch.tripped:
+        raise watch.error(sweep, len(not_started))
 
 
 async def _run_one(

@@ -1,7 +1,8 @@
 """Where a sweep's runs execute: the contract every executor keeps.
 
-A job is one run of the grid. The executor runs the sweep worker (``python -m podium.sweep_worker
-RUN_DIR``, see :data:`WORKER_MODULE`) with the job's resources and returns its exit status; when
+A job is one run of the grid. The executor runs the sweep worker (``podium.sweep_worker RUN_DIR``
+as ``python -m`` would run it, but wherever the driver was started: ``Job.argv``) with the job's
+resources and returns its exit status; when
 ``execute`` returns, ``job.run_dir`` on the driver holds every file the run wrote. That is all the
 driver relies on, so an executor may run the worker anywhere (a local process, a Ray worker on
 another machine with its own disk) as long as the run dir comes back.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+from podium.processes import module_argv
 
 WORKER_MODULE = "podium.sweep_worker"
 LOG_NAME = "run.log"  # the worker's stdout and stderr, appended, inside the run dir
@@ -35,8 +38,9 @@ class Job:
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the worker
 
     def argv(self, python: str, run_dir: Path | None = None) -> list[str]:
-        """The worker's command line; ``run_dir`` is where the run dir is on the worker's side."""
-        return [python, "-m", WORKER_MODULE, str(run_dir or self.run_dir)]
+        """The worker's command line; ``run_dir`` is where the run dir is on the worker's side.
+        Not ``python -m``: a ``podium`` folder in the working directory would shadow Podium."""
+        return module_argv(python, WORKER_MODULE, str(run_dir or self.run_dir))
 
 
 class Executor(Protocol):

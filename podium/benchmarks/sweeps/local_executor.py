@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
+import functools
 import os
 import signal
 import subprocess
@@ -20,8 +20,8 @@ from pathlib import Path
 from podium.benchmarks.sweeps.executor import LOG_NAME, Job
 from podium.benchmarks.sweeps.hardware import available_cpus, nvidia_smi
 from podium.errors import UserError
+from podium.processes import die_with_parent
 
-PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 60.0  # SIGTERM → the run marks its nodes interrupted and writes its summary
 
 
@@ -32,12 +32,6 @@ def detect_gpus() -> list[str]:
     if visible is not None:
         return [g.strip() for g in visible.split(",") if g.strip() and g.strip() != "-1"]
     return nvidia_smi("index")
-
-
-def _die_with_driver() -> None:  # pragma: no cover - runs in the child, between fork and exec
-    """Ask Linux to send this process SIGTERM when its parent (the driver) dies."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class LocalExecutor:
@@ -82,7 +76,7 @@ class LocalExecutor:
                 proc = await asyncio.create_subprocess_exec(
                     *job.argv(sys.executable), stdin=subprocess.DEVNULL, stdout=log,
                     stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                    preexec_fn=_die_with_driver,
+                    preexec_fn=functools.partial(die_with_parent, os.getpid(), signal.SIGTERM),
                 )  # fmt: skip
             try:
                 return await proc.wait()

@@ -109,7 +109,10 @@ class AnthropicBackend(ChatBackend):
             None,
         )
         if not text and tool_call is None:
-            raise empty_answer(self.provider_name, answer.stop_reason, self.output_cap(request))
+            stop = answer.stop_reason
+            cut_off = FINISH.get(stop) == "length"
+            cap = self.output_cap(request)
+            raise empty_answer(self.provider_name, f"finish reason {stop}", cut_off, cap)
         usage = answer.usage
         input_tokens = (
             usage.input_tokens

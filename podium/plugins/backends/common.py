@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import email.utils
 import math
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from podium.errors import (
 from podium.interfaces import Backend
 from podium.plugins import pricing
 from podium.records import ModelRequest, Usage
-from podium.redact import redact
+from podium.redact import redact, register_url_credentials, secret_env
 
 DEFAULT_TIMEOUT_S = 600.0
 ANTHROPIC_DEFAULT_MAX_TOKENS = 16384  # the API requires a value; more needs streaming
@@ -80,6 +79,7 @@ class ChatBackend(Backend):
         self.model_id = model_id
         self.model = f"{self.provider_name}/{model_id}"
         self.options = BackendOptions.from_config(options)
+        register_url_credentials(self.options.base_url)
         self.info = pricing.model_info(self.model, model_id, self.options.prices)
 
     # --- credentials ----------------------------------------------------------------------
@@ -89,10 +89,11 @@ class ChatBackend(Backend):
         return self.options.api_key_env or self.key_env
 
     def api_key(self, required: bool = True) -> str | None:
-        """The key from the environment; missing and required is a one-line error. A variable
+        """The key from the environment, registered as a secret as it is read (so it is masked
+        wherever it could show up later); missing and required is a one-line error. A variable
         named by ``api_key_env`` is always required: naming it says that a key is wanted."""
         var = self.key_variable
-        key = os.environ.get(var) if var else None
+        key = secret_env(var)
         if key or not (required or self.options.api_key_env):
             return key or None
         raise UserError(
@@ -159,18 +160,27 @@ class ChatBackend(Backend):
         return ModelError(f"{name}: the request was refused ({status}): {msg}", name)
 
     def garbled(self, what: str) -> ModelTransientError:
-        return ModelTransientError(f"{self.provider_name}: unreadable answer: {redact(what)}", "")
+        name = self.provider_name
+        return ModelTransientError(f"{name}: unreadable answer: {redact(what)}", name)
 
 
-def empty_answer(provider: str, finish: str | None, cap: int | None) -> ModelError:
-    if finish == "length":
+def empty_answer(provider: str, why: str, cut_off: bool, cap: int | None) -> ModelError:
+    """The error for an answer holding neither text nor a tool call, the same for every backend.
+
+    An empty answer (no choices, no content blocks, a stop with nothing said) is a provider's
+    hiccup, like a garbled one: :class:`ModelTransientError`, retried by the one retry policy.
+    One cut off by the token limit before any text (a reasoning model thinking its whole budget
+    away) is not retried, since another try would spend the same tokens the same way: the node
+    fails with a hint to raise the limit. ``why`` says what was seen (``finish reason stop``).
+    """
+    if cut_off:
         return ModelError(
             f"{provider}: the answer is empty: the token limit ({cap or 'default'}) was used up "
             "before any text (reasoning?)",
             provider,
             hint="raise model.max_tokens",
         )
-    return ModelError(f"{provider}: the answer is empty (finish reason {finish})", provider)
+    return ModelTransientError(f"{provider}: the answer is empty ({why})", provider)
 
 
 def error_message(body: object) -> str | None:

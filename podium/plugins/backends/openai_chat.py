@@ -86,14 +86,16 @@ def from_chat_completion(
 ) -> ModelResponse:
     """A Chat Completions answer (the SDK's object, or litellm's look-alike) as a response."""
     if not getattr(answer, "choices", None):
-        raise backend.garbled("no choices in the answer")
+        raise empty_answer(backend.provider_name, "no choices", False, backend.output_cap(request))
     choice = answer.choices[0]
     text = choice.message.content or ""
     tool_call, raw_args = tool_call_of(choice.message)
     if not text and tool_call is None:
         if raw_args is None:
+            finish = choice.finish_reason
+            cut_off = FINISH.get(finish) == "length"
             cap = backend.output_cap(request)
-            raise empty_answer(backend.provider_name, choice.finish_reason, cap)
+            raise empty_answer(backend.provider_name, f"finish reason {finish}", cut_off, cap)
         text = raw_args  # unparseable arguments: the reviewer's text fallback may read them
     usage = getattr(answer, "usage", None)
     prompt = "".join(m.content for m in request.messages)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,16 @@ from podium.benchmarks.sweeps import (
     EXIT_INTERRUPTED,
     EXIT_REFUSED,
     LOG_NAME,
+    Grid,
     Job,
     Manifest,
     RunEntry,
     RunState,
     Sweep,
     drive,
+    new_runs,
 )
+from podium.benchmarks.sweeps.driver import FAIL_FAST_RUNS, SweepFailedFast
 from tests.benchmarks.sweeps.conftest import write_summary
 
 # What each run does, by run id: (exit status, summary status or None, medal, log line)
@@ -121,3 +125,57 @@ def test_cancelling_the_sweep_records_runs_in_flight_as_interrupted(
 
     asyncio.run(main())
     assert [e.state for e in manifest.runs] == [RunState.INTERRUPTED] * 2 + [RunState.PENDING] * 2
+
+
+class Failing(WritingExecutor):
+    """Every run fails; ``why`` says with what error line (its run dir in it, as a real
+    worker's traceback-free error names its own paths)."""
+
+    def __init__(self, capacity: int, why: Callable[[Job], str]) -> None:
+        super().__init__(capacity)
+        self.why = why
+
+    async def execute(self, job: Job) -> int:
+        self.seen.append(job.run_id)
+        await asyncio.sleep(0.01)
+        job.run_dir.mkdir(parents=True, exist_ok=True)
+        (job.run_dir / LOG_NAME).write_text(f"starting\nerror: {self.why(job)}\n")
+        return EXIT_REFUSED
+
+
+def six_runs() -> Manifest:
+    grid = Grid(tasks=("mini/a", "mini/b", "mini/c"), strategies=("greedy",),
+                models=("baseline",), seeds=(0, 1))  # fmt: skip
+    return Manifest(podium_version="test", tasks_spec="mini", grid=grid, runs=new_runs(grid))
+
+
+def test_a_sweep_whose_first_runs_fail_alike_stops_launching_and_says_why(tmp_path: Path) -> None:
+    manifest = six_runs()
+    sweep = Sweep(tmp_path, manifest)
+    executor = Failing(1, lambda job: f"cannot import name '__version__' ({job.run_dir}/x)")
+    with pytest.raises(SweepFailedFast) as stopped:
+        asyncio.run(drive(sweep, executor, make_job))
+    assert len(executor.seen) == FAIL_FAST_RUNS == 3  # then nothing more was launched
+    assert stopped.value.exit_code == 1
+    assert stopped.value.message == (
+        "sweep stopped: its first 3 runs all failed with "
+        "\"cannot import name '__version__' (<run>/x)\" (3 runs not started)"
+    )
+    assert stopped.value.hint is not None and f"--resume {tmp_path}" in stopped.value.hint
+    assert [e.state for e in manifest.runs] == [RunState.FAILED] * 3 + [RunState.PENDING] * 3
+    saved = json.loads((tmp_path / "sweep.json").read_text())
+    assert [r["state"] for r in saved["runs"]].count("pending") == 3  # for --resume
+
+
+def test_runs_failing_for_different_reasons_or_too_few_runs_do_not_stop_a_sweep(
+    tmp_path: Path, manifest: Manifest
+) -> None:
+    (tmp_path / "distinct").mkdir()
+    (tmp_path / "few").mkdir()
+    distinct = Sweep(tmp_path / "distinct", six_runs())
+    executor = Failing(2, lambda job: f"task {job.run_id.split('.')[0]} is broken")
+    asyncio.run(drive(distinct, executor, make_job))
+    assert len(executor.seen) == 6
+    few = Sweep(tmp_path / "few", manifest)  # no more runs than fail_fast: nothing to save
+    asyncio.run(drive(few, Failing(1, lambda job: "the same"), make_job, fail_fast=4))
+    assert all(e.state is RunState.FAILED for e in manifest.runs)

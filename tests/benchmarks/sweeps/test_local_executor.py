@@ -15,7 +15,7 @@ import pytest
 from podium.benchmarks.sweeps import LOG_NAME, LocalExecutor
 from podium.errors import UserError
 from tests.benchmarks.sweeps.conftest import ScriptJob, script
-from tests.support import REPO, wait_gone
+from tests.support import REPO, scaled, wait_gone, wait_until
 
 # A worker that waits for SIGTERM, says so in a marker file, and exits as the real one does.
 WAITS_FOR_SIGTERM = """
@@ -87,9 +87,9 @@ def test_cancelling_a_job_stops_its_worker_with_sigterm(tmp_path: Path) -> None:
 
     started = time.monotonic()
     asyncio.run(cancel_soon())
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < scaled(20)
     assert (sleeper.run_dir / "stopped").read_text() == "SIGTERM"
-    assert wait_gone(int((sleeper.run_dir / "pid").read_text()))
+    assert wait_gone(int((sleeper.run_dir / "pid").read_text()), within_s=60)
 
 
 DRIVER = """
@@ -109,10 +109,8 @@ def test_workers_stop_when_the_driver_is_killed(tmp_path: Path) -> None:
         [sys.executable, "-c", DRIVER, str(sleeper.run_dir), str(sleeper.script)], cwd=REPO
     )
     pid_file = sleeper.run_dir / "pid"
-    deadline = time.monotonic() + 30
-    while not pid_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(pid_file.exists)
     os.kill(driver.pid, signal.SIGKILL)
     driver.wait()
-    assert wait_gone(int(pid_file.read_text()), within_s=10)
+    assert wait_gone(int(pid_file.read_text()), within_s=60)
     assert (sleeper.run_dir / "stopped").read_text() == "SIGTERM"

@@ -22,7 +22,7 @@ from podium.benchmarks.sweeps.ray_executor import RayExecutor
 from podium.benchmarks.sweeps.shipping import ShippingError, pack_dir, replace_dir, unpack_dir
 from podium.errors import UserError
 from tests.benchmarks.sweeps.conftest import ScriptJob, script
-from tests.support import REPO, wait_gone
+from tests.support import REPO, scaled, wait_gone
 
 # --- shipping a run dir (pure) ---------------------------------------------------------------
 
@@ -165,7 +165,7 @@ def test_an_address_nobody_listens_at_fails_fast_naming_it(scheme: str) -> None:
     started = time.monotonic()
     with pytest.raises(UserError) as caught:
         RayExecutor(address=address, cpus_per_run=1, gpus_per_run=0)
-    assert time.monotonic() - started < 10  # Ray alone would retry for minutes
+    assert time.monotonic() - started < scaled(10)  # Ray alone would retry for minutes
     assert f"cannot connect to the Ray cluster at {address}" in caught.value.message
     assert "\n" not in caught.value.message
 
@@ -315,7 +315,7 @@ time.sleep(60)
 async def cancel_when_started(executor: RayExecutor, sleeper: Job, started: Path) -> float:
     """Start the job, cancel it once its worker is up; the seconds the cancellation took."""
     task = asyncio.create_task(executor.execute(sleeper))
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while not started.exists() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert started.exists(), "the worker never started"
@@ -334,7 +334,7 @@ def test_cancelling_stops_the_worker_with_sigterm_and_brings_its_files_back(
 
     took = asyncio.run(cancel_when_started(executor, sleeper, tmp_path / "started"))
 
-    assert took < 20
+    assert took < scaled(20)
     assert (tmp_path / "sigterm").read_text() == "SIGTERM"
     # What the run wrote while stopping came back to the driver: it resumes from there.
     assert (sleeper.run_dir / "interrupted.json").exists()
@@ -350,8 +350,8 @@ def test_a_worker_deaf_to_sigterm_is_killed_after_the_grace_period(
 
     took = asyncio.run(cancel_when_started(impatient, deaf, tmp_path / "started"))
 
-    assert took < 20
-    assert wait_gone(int((tmp_path / "started").read_text()))
+    assert took < scaled(20)
+    assert wait_gone(int((tmp_path / "started").read_text()), within_s=60)
     assert (deaf.run_dir / "plan.json").exists()
 
 

@@ -385,26 +385,74 @@ def test_malformed_body_is_retried(
     assert fake.hits == 2
 
 
-# --- faults that are not retried ------------------------------------------------------------
+class NoChoicesOpenAI(FakeOpenAI):
+    """An OpenAI-compatible server that answers ``Reply.empty()`` with ``"choices": []`` (some
+    proxies and local servers do, e.g. when a content filter drops the only choice)."""
+
+    def _message_payload(self, reply: Reply, received: Received, usage: tuple[int, int]) -> Any:
+        payload = super()._message_payload(reply, received, usage)
+        if reply.kind == "text" and not reply.content:
+            payload["choices"] = []
+        return payload
 
 
-def test_empty_answer_fails_the_node(
+def test_an_empty_answer_is_retried_like_any_glitch(
     provider: Provider,
     fake: FakeServer,
     make_backend: MakeBackend,
     complete: Complete,
     ask: ModelRequest,
 ) -> None:
-    fake.queue(Reply.empty(), Reply.text("never asked for"))
+    """OpenAI ``content: ""`` and Anthropic ``content: []`` alike: transient, retried by the one
+    policy, and named when the attempts run out."""
+    fake.queue(Reply.empty(), Reply.text("done"))
+    response, attempts = complete(make_backend(fake), ask)
+    assert (response.text, attempts, fake.hits) == ("done", 2, 2)
+
+    fake.queue(*[Reply.empty()] * FAST.attempts)
     with pytest.raises(ModelError) as caught:
         complete(make_backend(fake), ask)
+    error = caught.value
+    assert not isinstance(error, ModelTransientError | ModelFatalError)  # the node fails
+    assert str(error).startswith(f"{provider.backend_name}: the answer is empty (")
+    assert f"gave up after {FAST.attempts} attempts" in str(error)
+    assert error.attempts == FAST.attempts
+    assert fake.hits == 2 + FAST.attempts
+
+
+@pytest.mark.parametrize("provider", OPENAI_WIRE, indirect=True)
+def test_an_answer_without_choices_is_retried_the_same_way(
+    provider: Provider, make_backend: MakeBackend, complete: Complete, ask: ModelRequest
+) -> None:
+    with NoChoicesOpenAI(api_key=FAKE_KEY) as fake:
+        fake.queue(Reply.empty(), Reply.text("done"))
+        response, attempts = complete(make_backend(fake), ask)
+        assert fake.hits == 2
+
+    assert (response.text, attempts) == ("done", 2)
+
+
+# --- faults that are not retried ------------------------------------------------------------
+
+
+def test_an_answer_cut_off_before_any_text_fails_at_once(
+    provider: Provider,
+    fake: FakeServer,
+    make_backend: MakeBackend,
+    complete: Complete,
+    ask: ModelRequest,
+) -> None:
+    """Empty because the token limit ran out (a reasoning model): another try would spend the
+    same tokens the same way, so no provider's is retried; the hint says what fixes it."""
+    fake.queue(Reply.text("", finish="length"), Reply.text("never asked for"))
+    with pytest.raises(ModelError) as caught:
+        complete(make_backend(fake, max_tokens=64), ask)
 
     error = caught.value
     assert not isinstance(error, ModelTransientError | ModelFatalError)
-    assert str(error).startswith(f"{provider.backend_name}: ")
-    assert "empty" in str(error)
-    assert error.attempts == 1
-    assert fake.hits == 1
+    assert str(error).startswith(f"{provider.backend_name}: the answer is empty: the token limit")
+    assert "(64)" in str(error) and error.hint == "raise model.max_tokens"
+    assert (error.attempts, fake.hits) == (1, 1)
 
 
 def test_context_too_long(
@@ -452,10 +500,11 @@ def test_key_echoed_in_an_error_is_redacted(
     ask: ModelRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Masked by value: the variable's name (``ACME_LLM_AUTH``) does not look secret."""
     secret = "sk-planted-4f6a9c2e81d3b7"
-    monkeypatch.setenv("ACME_LLM_TOKEN", secret)
+    monkeypatch.setenv("ACME_LLM_AUTH", secret)
     with provider.fake(echo_key_in_errors=True) as fake:
-        backend = make_backend(fake, api_key_env="ACME_LLM_TOKEN")
+        backend = make_backend(fake, api_key_env="ACME_LLM_AUTH")
         with pytest.raises(ModelAuthError) as caught:
             complete(backend, ask)
 
@@ -464,6 +513,49 @@ def test_key_echoed_in_an_error_is_redacted(
     assert secret not in message
     assert secret not in (caught.value.hint or "")
     assert "***" in message or "REDACTED" in message  # litellm masks x-api-key itself
+
+
+def test_key_echoed_in_an_answer_is_masked(
+    provider: Provider,
+    make_backend: MakeBackend,
+    complete: Complete,
+    ask: ModelRequest,
+    review: ModelRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy that echoes the key in its answers: the text and the tool call's arguments come
+    out of the gateway masked, so the journal only ever sees ``***``."""
+    secret = "sk-planted-answer-7d02c4e9"
+    monkeypatch.setenv("ACME_LLM_AUTH", secret)
+    with provider.fake(api_key=secret) as fake:
+        fake.queue(
+            Reply.text(f"your key is {secret}"),
+            Reply.tool_call("submit_review", {**REVIEW_ARGS, "summary": f"saw {secret}"}),
+        )
+        said, _ = complete(make_backend(fake, api_key_env="ACME_LLM_AUTH"), ask)
+        called, _ = complete(make_backend(fake, api_key_env="ACME_LLM_AUTH"), review)
+
+    assert said.text == "your key is ***"
+    assert called.tool_call is not None and called.tool_call.arguments["summary"] == "saw ***"
+
+
+def test_credentials_in_the_base_url_are_masked(
+    provider: Provider,
+    fake: FakeServer,
+    make_backend: MakeBackend,
+    complete: Complete,
+    ask: ModelRequest,
+) -> None:
+    """``--base-url https://user:key@proxy/v1``: the error naming the endpoint masks the key.
+    (The SDKs send the URL's credentials as Basic auth, which the fakes refuse.)"""
+    secret = "url-planted-5c3e8a1f"
+    url = fake.url.replace("http://", f"http://podium:{secret}@")
+    with pytest.raises(ModelError) as caught:
+        complete(make_backend(fake, base_url=url), ask)
+
+    assert secret not in str(caught.value)
+    if provider.backend_name != "litellm":  # litellm's message does not name the endpoint
+        assert "http://podium:***@127.0.0.1" in str(caught.value)
 
 
 def test_unknown_model(
