@@ -44,7 +44,7 @@ def check(
     cfg = load_config(None, overrides or [], {k: v for k, v in flags.items() if v is not None})
     report = check_model(load_registry(plugins or []), model, cfg.model.model_dump())
     out.print(f"model     {escape(report.model)}")
-    out.print(f"endpoint  {escape(report.endpoint)}")
+    out.print(f"endpoint  {escape(redact(report.endpoint))}")
     out.print(f"key       {escape(report.key)}")
     out.print(f"price     {escape(report.price)}")
     if report.answer is not None:

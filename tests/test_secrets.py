@@ -63,6 +63,23 @@ def test_a_working_key_appears_nowhere(tmp_path: Path) -> None:
     assert leaks(other, tmp_path / "run", stdout, stderr) == []
 
 
+def test_a_key_a_solution_reads_under_the_local_sandbox_is_masked(tmp_path: Path) -> None:
+    """``local`` does not isolate: the solution can read Podium's environment and print the
+    key. What it printed is masked before it reaches the review model, the journal or a file."""
+    key = "sk-podium-LOCAL-planted-5e8b2a"
+    with FakeOpenAI(api_key=key, responder=agent_responder(DUMP_ENV)) as fake:
+        done = podium_cli(
+            "run", "tests/fixtures/tasks/toy", "--model", "openai/gpt-4.1", "--base-url",
+            fake.url, "--steps", "1", "--out", str(tmp_path / "run"), "--sandbox", "local",
+            "-o", "model.api_key_env=MYLLM_AUTH", "-o", "sandbox.preimports=[]",
+            env=cli_env(MYLLM_AUTH=key),
+        )  # fmt: skip
+        reviews = [r.prompt_text for r in fake.received if r.forced_tool]
+    assert done.returncode == 0, done.stderr
+    assert "***" in (tmp_path / "run" / "nodes" / "1" / "output.txt").read_text()
+    assert leaks(key, tmp_path / "run", done.stdout, done.stderr, *reviews) == []
+
+
 ACME_PLUGIN = """\
 import os
 

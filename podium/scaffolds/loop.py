@@ -72,6 +72,7 @@ from podium.records import (
     Usage,
     utcnow,
 )
+from podium.redact import redact
 from podium.scaffolds import final_choice, review
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.prompts import Prompts
@@ -474,6 +475,7 @@ class Search:
             )
         except SandboxError as exc:
             result = sandbox_failure(exc)
+        result = masked(result)
         self.run_dir.write_file(root / "output.txt", result.output)
         return result
 
@@ -503,7 +505,16 @@ class Search:
                 raise StopRun(f"the sandbox failed {self.sandbox_failures} times: {exc}") from exc
             return sandbox_failure(exc)
         self.sandbox_failures = 0
-        return result
+        return masked(result)
+
+
+def masked(result: ExecResult) -> ExecResult:
+    """The result with every secret Podium knows replaced by ``***``: a solution under a weak
+    sandbox (``local``) can read the host's environment and print a key."""
+    fields = ("output", "error_value", "traceback", "killed_reason", "submission_refused")
+    return result.model_copy(
+        update={f: redact(v) for f in fields if isinstance(v := getattr(result, f), str)}
+    )
 
 
 def sandbox_failure(exc: SandboxError) -> ExecResult:
