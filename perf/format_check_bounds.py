@@ -13,7 +13,8 @@ mini/titanic (sample: 418 rows, 2 columns) in a fresh process of its own:
   does (``podium.benchmarks.grading``).
 
 Figures: ``s`` the operation's wall time (for ``grade`` the whole command, start-up included),
-``RSS`` the process's peak resident memory (``node``: host / grader worker), and the verdict's
+the peak resident memory of the process and of its largest child (``structural``: the checking
+child, where one ran; ``node``: the grader worker or the checking child), and the verdict's
 first words. A run that passes ``--timeout`` is killed and shown as ``>T``; every process runs
 under an address-space limit (``--memory``, default 6 GiB; the grader worker
 sets its own 8 GiB) so a blow-up cannot take the machine.
@@ -170,7 +171,9 @@ def _one(mode: str, path: Path, data_dir: Path) -> dict[str, Any]:
         data = read_handed_over(path, cap)
         reason = data if isinstance(data, str) else check(data, task.sample_submission, cap)
         seconds = time.perf_counter() - start
-        return {"s": seconds, "verdict": reason or "valid", "rss_kb": _own_rss()}
+        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # a checking child
+        return {"s": seconds, "verdict": reason or "valid", "rss_kb": _own_rss(),
+                "worker_rss_kb": children}  # fmt: skip
     task.warm_up()
     start = time.perf_counter()
     reason, lag = asyncio.run(_in_thread(lambda: task.check_submission(path)))

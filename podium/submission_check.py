@@ -57,8 +57,8 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 MIN_SIZE_CAP = 100 * 1024 * 1024  # bytes; a submission may always be this big
 SIZE_CAP_FACTOR = 20  # ... or this many times the sample submission, if that is more
@@ -183,13 +183,13 @@ def size_cap(sample: Path) -> int:
 # --- the bounds: an absurd file refused on its first bytes ---------------------------------
 
 
-@dataclass(frozen=True)
-class Bounds:
+class Bounds(NamedTuple):
     """The most a submission may be, compared with the files it answers (the sample; for
     grading, the private answers too): bytes, header-line bytes, header columns. Each is a
     floor no valid submission comes near or a multiple of the widest reference, whichever is
     more, so a valid MLE-bench submission is never refused (a sample with 1,000 columns allows
-    10,000; graders select columns by name, so extra ones are allowed up to there)."""
+    10,000; graders select columns by name, so extra ones are allowed up to there). A named
+    tuple, not a dataclass: this file must load however an agent's code loads it."""
 
     max_bytes: int
     max_header_bytes: int

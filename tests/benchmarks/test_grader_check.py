@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -147,7 +148,7 @@ def grade(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
 
 
 @pytest.fixture
-def worker(tmp_path: Path) -> GraderWorker:
+def worker(tmp_path: Path) -> Iterator[GraderWorker]:
     folder = tmp_path / "task"
     folder.mkdir()
     (folder / "grade.py").write_text(textwrap.dedent(GRADER))

@@ -40,7 +40,7 @@ def test_prose_after_unfenced_code_is_dropped_within_a_bound() -> None:
 
 
 def test_many_fenced_blocks_are_stripped_in_one_pass() -> None:
-    answer = "Plan.\n" + "```bash\nls\n```\n" * 40_000 + "```python\n" + PROGRAM + "```\nEnd."
+    answer = "Plan.\n" + "```bash\nls\n```\n" * 20_000 + "```python\n" + PROGRAM + "```\nEnd."
     parsed, seconds = timed(extract, answer)
     assert parsed.code == PROGRAM and parsed.plan == "Plan."  # type: ignore[attr-defined]
     assert seconds < 10
