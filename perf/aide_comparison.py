@@ -314,7 +314,7 @@ class Setup:
 
 def prepare(base: Path, aide: Path, fake: FakeOpenAI) -> Setup:
     """The task's data prepared (untimed), and AIDE's copy of its public files and description."""
-    from podium.api import load_registry
+    from podium.api.runs import load_registry
     from podium.benchmarks import resolve_task
 
     data_dir = base / "podium-data"

@@ -11,19 +11,16 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from podium.api import RunResult, resume, run
-    from podium.config import RunConfig, load_config
+    from podium.api import RunConfig, RunResult, load_config, resume, run
 
 __all__ = ["RunConfig", "RunResult", "__version__", "load_config", "resume", "run"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("run", "resume", "RunResult"):
-        from podium import api
+    """The front door (:mod:`podium.api`) loads on first use, so importing the vocabulary
+    (``podium.records``, ``podium.interfaces``) stays light and never loads the layers above."""
+    if name in __all__:
+        import podium.api
 
-        return getattr(api, name)
-    if name in ("RunConfig", "load_config"):
-        from podium import config
-
-        return getattr(config, name)
+        return getattr(podium.api, name)
     raise AttributeError(f"module 'podium' has no attribute {name!r}")

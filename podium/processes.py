@@ -68,7 +68,7 @@ _RUN_MODULE = (
 
 
 def module_argv(python: str, module: str, *args: str) -> list[str]:
-    """The command line running Podium's ``module`` (``podium.sweep_worker``, say) with
+    """The command line running Podium's ``module`` (``podium.cli.sweep_worker``, say) with
     ``args`` in ``python`` (3.11 or later: ``-P``), immune to the working directory."""
     return [python, "-P", "-c", _RUN_MODULE, _podium_root(), module, *args]
 

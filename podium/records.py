@@ -8,7 +8,7 @@ because they are persisted as JSON in the journal and must round-trip exactly.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal, Self
@@ -249,23 +249,94 @@ class Action(Record):
     parent_ids: tuple[int, ...] = ()
 
 
+class Direction(StrEnum):
+    """Which way a validation metric improves: the one place that knows "lower is better".
+
+    Every comparison of metrics (the tree's best node, the strategies' rankings, the final
+    choice, the memory, the baseline's crossover) goes through this, never through a sign
+    written by hand, so a plugin strategy ranks nodes exactly as the builtin ones do. The
+    direction always comes from the task (``Task.lower_is_better``); a :class:`Metric`
+    carries it (``metric.direction``), and so does the tree (``SearchTree.direction``).
+
+    * :meth:`score` turns a metric into a number where larger is better (negated when lower
+      is better) — rank by it, min–max normalise it, add it up;
+    * :meth:`better` is the strict comparison of two metrics;
+    * :meth:`best_first` sorts nodes by metric, best first, the lowest id first on a tie.
+
+    NaN and None: nothing here filters. ``score(nan)`` is NaN and ``better`` is False when
+    either side is NaN (plain float comparison), so a NaN never beats a number nor is beaten
+    by one. ``best_first`` skips nodes without a metric and sorts a NaN wherever Python's
+    sort puts it. A caller that must exclude non-finite metrics filters them first
+    (:meth:`Metric.usable`).
+
+    The value is the phrase the prompts use: ``str(Direction.LOWER) == "lower is better"``.
+    """
+
+    LOWER = "lower is better"  # a loss, an error
+    HIGHER = "higher is better"  # an accuracy, an AUC
+
+    @classmethod
+    def of(cls, lower_is_better: bool) -> Direction:
+        """The direction of a task's ``lower_is_better`` flag."""
+        return cls.LOWER if lower_is_better else cls.HIGHER
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self is Direction.LOWER
+
+    def score(self, value: float) -> float:
+        """``value`` with larger meaning better: negated when lower is better.
+
+        Only the sign changes, so the score is exact and linear (the score of a sum of
+        metrics is the sum of their scores), and ``max`` by score picks the best metric.
+        """
+        return -value if self is Direction.LOWER else value
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether metric ``a`` is strictly better than metric ``b`` (False on a tie and
+        whenever either is NaN)."""
+        return a < b if self is Direction.LOWER else a > b
+
+    def best_first(self, nodes: Iterable[Node]) -> list[Node]:
+        """``nodes`` that have a metric, best metric first, the lowest node id first on a tie."""
+
+        def rank(node: Node) -> tuple[float, int]:
+            assert node.metric is not None
+            return -self.score(node.metric.value), node.id
+
+        return sorted((n for n in nodes if n.metric is not None), key=rank)
+
+
 class Metric(Record):
-    """A validation metric with its direction. The direction always comes from the task."""
+    """A validation metric with its direction. The direction always comes from the task.
+
+    Compare metrics through :attr:`direction` (or :meth:`better_than` and :attr:`score`),
+    never with a sign of your own: see :class:`Direction`.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     value: float
     lower_is_better: bool
 
+    @property
+    def direction(self) -> Direction:
+        return Direction.of(self.lower_is_better)
+
+    @property
+    def score(self) -> float:
+        """The value with larger meaning better (negated when lower is better)."""
+        return self.direction.score(self.value)
+
     def better_than(self, other: Metric | None) -> bool:
+        """Strictly better than ``other``; anything is better than no metric at all."""
         if other is None:
             return True
-        if self.lower_is_better:
-            return self.value < other.value
-        return self.value > other.value
+        return self.direction.better(self.value, other.value)
 
     @staticmethod
     def usable(value: float | None) -> bool:
+        """A metric worth ranking: present and finite (not None, NaN or infinite)."""
         return value is not None and math.isfinite(value)
 
 

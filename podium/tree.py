@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from podium.records import Action, Node
+from podium.records import Action, Direction, Node
 
 
 class SearchTree:
+    """Finished nodes by id, their children, the best good node, and the pending actions.
+
+    ``lower_is_better`` is the task's metric direction; compare metrics through
+    :attr:`direction` (see :class:`podium.records.Direction`).
+    """
+
     def __init__(self, lower_is_better: bool) -> None:
         self.lower_is_better = lower_is_better
         self._nodes: dict[int, Node] = {}
@@ -42,6 +48,11 @@ class SearchTree:
         return view
 
     # --- reading --------------------------------------------------------------------------
+
+    @property
+    def direction(self) -> Direction:
+        """The task's metric direction: how to rank this tree's nodes."""
+        return Direction.of(self.lower_is_better)
 
     def __len__(self) -> int:
         return len(self._nodes)

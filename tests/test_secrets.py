@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from podium import redact
-from podium.api import load_registry
-from podium.cli import app
+from podium.api.runs import load_registry
+from podium.cli.app import app
 from podium.testing import FakeOpenAI, Received, Reply
 from tests.support import agent_responder, cli_env, podium_cli, solution
 

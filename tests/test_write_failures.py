@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.cli import main
+from podium.cli.app import main
 from podium.errors import RunDirError
 from podium.records import Node, NodeState
 from podium.scaffolds.journal import Journal

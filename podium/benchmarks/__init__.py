@@ -2,7 +2,6 @@
 reference becomes a :class:`podium.interfaces.Task`, and how submissions are graded (exactly as
 MLE-bench grades)."""
 
-from podium.benchmarks.export import find_run_dirs, mlebench_jsonl
 from podium.benchmarks.folder import FolderTask, default_data_dir, load_folder_task
 from podium.benchmarks.folder_benchmark import FolderBenchmark
 from podium.benchmarks.grading import (
@@ -12,6 +11,7 @@ from podium.benchmarks.grading import (
     rank_score,
     seed_summary,
 )
+from podium.benchmarks.mlebench_submissions import find_run_dirs, mlebench_jsonl
 from podium.benchmarks.resolve import resolve_task
 
 __all__ = [

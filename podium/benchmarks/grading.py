@@ -1,6 +1,6 @@
 """Grading a submission the way MLE-bench does, so Podium's numbers compare with the paper's.
 
-Everything here reproduces MLE-bench's grading rules exactly (DESIGN.md §5):
+Everything here reproduces MLE-bench's grading rules exactly (see docs/benchmarks.md):
 
 * the score is ``round(grade_fn(submission, answers), 5)``, or None when the submission is
   missing, unreadable or rejected by the grader (an invalid submission is a result, never an

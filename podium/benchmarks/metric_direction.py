@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from podium.errors import TaskError
 
-DIRECTION_ENV = "PODIUM_METRIC_DIRECTION"  # reserved in podium.config (not a config key)
+DIRECTION_ENV = "PODIUM_METRIC_DIRECTION"  # reserved in podium.api.config (not a config key)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A plugin implements hooks from :mod:`podium.plugins.hookspecs`, marked with :dat
 and is found through the ``podium`` entry-point group or ``-p module|file.py``.
 """
 
-from podium.plugins.calls import ModelGateway, RetryPolicy
+from podium.plugins.gateway import ModelGateway, RetryPolicy
 from podium.plugins.manager import (
     AUTOLOAD_ENV,
     ENTRY_POINT_GROUP,

@@ -3,7 +3,8 @@
 Prices come from the config (``model.prices``, USD per million tokens) or from the price map
 litellm ships inside its package. The map is read as a file, without importing litellm: the
 import takes seconds, and litellm fetches a fresh map from the network at import unless told
-not to (DESIGN §7). No price known means cost is counted as zero, which ``--cost`` refuses.
+not to (docs/architecture.md, "Domain facts"). No price known means cost is counted as zero,
+which ``--cost`` refuses.
 """
 
 from __future__ import annotations

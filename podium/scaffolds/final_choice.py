@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from podium.records import ExecResult, Node
+from podium.records import Direction, ExecResult, Node
 from podium.scaffolds.review import metric_from_output
 from podium.tree import SearchTree
 
@@ -37,9 +37,7 @@ class Rerun:
 
 def top_k(tree: SearchTree, k: int) -> list[Node]:
     """The k best good nodes by validation metric (earliest first on ties)."""
-    sign = 1 if tree.lower_is_better else -1
-    good = [n for n in tree.good_nodes() if n.metric is not None]
-    return sorted(good, key=lambda n: (sign * n.metric.value if n.metric else 0.0, n.id))[:k]
+    return tree.direction.best_first(tree.good_nodes())[:k]
 
 
 def rerun_result(node: Node, result: ExecResult) -> Rerun:
@@ -53,10 +51,11 @@ def rerun_result(node: Node, result: ExecResult) -> Rerun:
 
 
 def pick(reruns: list[Rerun], lower_is_better: bool) -> int | None:
-    """The node id with the best mean of its two scores; None if no re-run worked."""
-    sign = 1 if lower_is_better else -1
+    """The node id with the best mean of its two scores (the lowest id on a tie); None if no
+    re-run worked."""
+    direction = Direction.of(lower_is_better)
     usable = [r for r in reruns if r.mean is not None]
-    best = min(usable, key=lambda r: (sign * (r.mean or 0.0), r.node_id), default=None)
+    best = min(usable, key=lambda r: (-direction.score(r.mean or 0.0), r.node_id), default=None)
     return best.node_id if best else None
 
 

@@ -43,13 +43,11 @@ from podium.errors import (
     RunDirError,
     SandboxError,
 )
-from podium.failpoints import failpoint
 from podium.interfaces import (
     SUBMISSION,
     SUBMISSION_WRITTEN,
     Backend,
     BudgetView,
-    Limits,
     OperatorContext,
     OperatorSet,
     Proposal,
@@ -59,23 +57,13 @@ from podium.interfaces import (
     Workspace,
 )
 from podium.plugins import ModelGateway
-from podium.records import (
-    Action,
-    ExecResult,
-    ExecStatus,
-    ModelCall,
-    ModelRequest,
-    ModelResponse,
-    Node,
-    NodeState,
-    RequestMeta,
-    Usage,
-    utcnow,
-)
-from podium.redact import redact
+from podium.records import Action, ExecResult, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, review
+from podium.scaffolds.execution import execute_solution
 from podium.scaffolds.journal import Journal
+from podium.scaffolds.model_calls import CallRecorder
 from podium.scaffolds.prompts import Prompts
+from podium.scaffolds.run_files import OUTPUT, SOLUTION
 from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
@@ -108,6 +96,9 @@ class RunEvents(Protocol):
 
 @dataclass
 class SearchParts:
+    """Everything a run's config names, created before any work starts: what the search runs
+    with. Whoever made them closes them (:meth:`aclose`) once the run is over."""
+
     task: Task
     strategy: Strategy
     operators: OperatorSet
@@ -117,6 +108,14 @@ class SearchParts:
     prompts: Prompts
     events: RunEvents
     gateway: ModelGateway = field(default_factory=ModelGateway)
+
+    async def aclose(self) -> None:
+        """Close the models and the sandbox (its kernels); a part that fails to close is
+        skipped, so the others still are."""
+        for part in (self.code_model, self.review_model, self.sandbox):
+            if part is not None:
+                with contextlib.suppress(Exception):
+                    await part.aclose()
 
 
 @dataclass(frozen=True)
@@ -350,7 +349,7 @@ class Search:
     async def _expand(self, node: Node) -> Node:
         t0 = time.perf_counter()
         await asyncio.to_thread(self.run_dir.reset_node, node.id)  # a leftover may be huge
-        client = _RecordingClient(self, node.id)
+        client = self._call_recorder(node.id)
         try:
             node = await self._propose(node, client)
             if node.bug_reason is None:
@@ -366,7 +365,19 @@ class Search:
         )
         return node.model_copy(update={"usage": client.usage, "timings": timings})
 
-    async def _propose(self, node: Node, client: _RecordingClient) -> Node:
+    def _call_recorder(self, node_id: int) -> CallRecorder:
+        """The model client of one node: its calls numbered, journaled and paid for."""
+        return CallRecorder(
+            node_id,
+            journal=self.journal,
+            spending=self.spending,
+            gateway=self.parts.gateway,
+            code_model=self.parts.code_model,
+            review_model=self.parts.review_model,
+            next_seq=self.seq,
+        )
+
+    async def _propose(self, node: Node, client: CallRecorder) -> Node:
         parents = [self.tree.get(p) for p in node.parent_ids]
         ctx = OperatorContext(
             task=self.parts.task,
@@ -401,7 +412,7 @@ class Search:
             update={"plan": proposal.plan, "code": proposal.code, "timings": timings,
                     "state": NodeState.EXECUTING}
         )  # fmt: skip
-        self.run_dir.write_text(node.id, "solution.py", node.code)
+        self.run_dir.write_text(node.id, SOLUTION, node.code)
         if problem:
             node = node.model_copy(update={"is_buggy": True, "bug_reason": problem})
         self.journal.update(node, self.elapsed())
@@ -429,10 +440,10 @@ class Search:
                 "then podium resume DIR)"
             )
 
-    async def _execute_and_review(self, node: Node, client: _RecordingClient) -> Node:
+    async def _execute_and_review(self, node: Node, client: CallRecorder) -> Node:
         task = self.parts.task
         result = await self._execute(node)
-        self.run_dir.write_text(node.id, "output.txt", result.output)
+        self.run_dir.write_text(node.id, OUTPUT, result.output)
         has_submission = (self.run_dir.node_dir(node.id) / SUBMISSION).is_file()
         # The check may run the task's grader: it runs while the review model is asked.
         checking = asyncio.create_task(self._check_submission(node.id, has_submission, result))
@@ -465,18 +476,17 @@ class Search:
 
     async def _execute_again(self, node: Node) -> ExecResult:
         """Run a finished node's code once more, in ``nodes/<id>/rerun/`` on a fresh kernel."""
-        root = self.run_dir.node_dir(node.id) / "rerun"
+        root = self.run_dir.final_rerun_dir(node.id)
         await asyncio.to_thread(remove_tree, root)
         root.mkdir(parents=True)
-        limits = Limits(self.settings.exec_timeout_s, self.settings.max_output_bytes)
-        try:
-            result = await self.parts.sandbox.execute(
-                node.code, Workspace(root, self.parts.task.public_dir), limits
-            )
-        except SandboxError as exc:
-            result = sandbox_failure(exc)
-        result = masked(result)
-        self.run_dir.write_file(root / "output.txt", result.output)
+        result = await execute_solution(
+            self.parts.sandbox,
+            node.code,
+            Workspace(root, self.parts.task.public_dir),  # working/ is never kept here
+            timeout_s=self.settings.exec_timeout_s,  # the search is over: no budget to shrink
+            max_output_bytes=self.settings.max_output_bytes,
+        )
+        self.run_dir.write_file(root / OUTPUT, result.output)
         return result
 
     async def _check_submission(
@@ -490,39 +500,31 @@ class Search:
         return submission_problem(self.parts.task, self.run_dir.node_dir(node_id) / SUBMISSION)
 
     async def _execute(self, node: Node) -> ExecResult:
+        """Run the node's code in its directory, within what is left of the time budget."""
         timeout = self.settings.exec_timeout_s
         if (left := self.time_left()) is not None:
             timeout = max(min(timeout, left), 1.0)
         workspace = Workspace(
             self.run_dir.node_dir(node.id), self.parts.task.public_dir, self.settings.keep_working
         )
-        limits = Limits(timeout_s=timeout, max_output_bytes=self.settings.max_output_bytes)
-        try:
-            result = await self.parts.sandbox.execute(node.code, workspace, limits)
-        except SandboxError as exc:
-            self.sandbox_failures += 1
-            if self.sandbox_failures >= MAX_SANDBOX_FAILURES:
-                raise StopRun(f"the sandbox failed {self.sandbox_failures} times: {exc}") from exc
-            return sandbox_failure(exc)
-        self.sandbox_failures = 0
-        return masked(result)
+        sandbox_errors: list[SandboxError] = []
+        result = await execute_solution(
+            self.parts.sandbox,
+            node.code,
+            workspace,
+            timeout_s=timeout,
+            max_output_bytes=self.settings.max_output_bytes,
+            on_sandbox_error=sandbox_errors.append,
+        )
+        self._count_sandbox_failure(sandbox_errors[0] if sandbox_errors else None)
+        return result
 
-
-def masked(result: ExecResult) -> ExecResult:
-    """The result with every secret Podium knows replaced by ``***``: a solution under a weak
-    sandbox (``local``) can read the host's environment and print a key."""
-    fields = ("output", "error_value", "traceback", "killed_reason", "submission_refused")
-    return result.model_copy(
-        update={f: redact(v) for f in fields if isinstance(v := getattr(result, f), str)}
-    )
-
-
-def sandbox_failure(exc: SandboxError) -> ExecResult:
-    """The result of an execution the sandbox could not carry out (no kernel, a lost one)."""
-    return ExecResult(
-        status=ExecStatus.DIED, error_name="SandboxError", error_value=str(exc),
-        output=f"SandboxError: {exc}\n", killed_reason=f"sandbox error: {exc}",
-    )  # fmt: skip
+    def _count_sandbox_failure(self, exc: SandboxError | None) -> None:
+        """A sandbox that cannot start kernels fails every node: after a few failures in a row
+        the run stops, instead of spending its whole budget on them."""
+        self.sandbox_failures = self.sandbox_failures + 1 if exc else 0
+        if exc is not None and self.sandbox_failures >= MAX_SANDBOX_FAILURES:
+            raise StopRun(f"the sandbox failed {self.sandbox_failures} times: {exc}") from exc
 
 
 def submission_problem(task: Task, path: Path) -> str | None:
@@ -541,61 +543,3 @@ def _id(node: Node) -> int:
 
 def _action_of(node: Node) -> Action:
     return Action(operator=node.operator, parent_ids=node.parent_ids)
-
-
-class _RecordingClient:
-    """The ModelClient operators and the reviewer use: numbers, records and accounts calls."""
-
-    def __init__(self, search: Search, node_id: int) -> None:
-        self.search, self.node_id = search, node_id
-        self.earlier = search.journal.earlier_seqs(node_id)  # a re-run asks under the same seqs
-        self.turns: dict[str, int] = {}
-        self.usage = Usage()
-        self.code_s = 0.0
-        self.review_s = 0.0
-
-    async def ask(self, request: ModelRequest, role: Literal["code", "review"]) -> ModelResponse:
-        s = self.search
-        seq = self._seq(role)
-        turn = self.turns[role] = self.turns.get(role, -1) + 1
-        request = request.model_copy(
-            update={"meta": RequestMeta(node_id=self.node_id, role=role, seq=seq, turn=turn)}
-        )
-        backend = s.parts.code_model if role == "code" else s.parts.review_model
-        if backend is None:
-            raise ModelError(f"this run has no {role} model")
-        call = ModelCall(
-            node_id=self.node_id, role=role, seq=seq, request=request, model=backend.model
-        )
-        held = s.spending.reserve(backend, request, role)
-        t0 = time.perf_counter()
-        try:
-            response, attempts = await s.parts.gateway.complete(backend, request)
-        except ModelError as exc:
-            failed = {"error": str(exc), "attempts": exc.attempts,
-                      "fatal": isinstance(exc, ModelFatalError)}  # fmt: skip
-            s.journal.record_call(call.model_copy(update=failed))
-            raise
-        finally:
-            s.spending.release(held)
-            self._add_time(role, time.perf_counter() - t0)
-        failpoint("model.call")  # crash with an answer received but not yet recorded
-        s.journal.record_call(call.model_copy(update={"response": response, "attempts": attempts}))
-        s.spending.add(role, backend.model, response.usage, response.replayed)
-        self.usage += response.usage
-        return response
-
-    def _seq(self, role: str) -> int:
-        """The call's number in the run: the one an earlier attempt at this node had, else the
-        next never used."""
-        if earlier := self.earlier.get(role):
-            return earlier.pop(0)
-        seq = self.search.seq.get(role, 0)
-        self.search.seq[role] = seq + 1
-        return seq
-
-    def _add_time(self, role: str, seconds: float) -> None:
-        if role == "code":
-            self.code_s += seconds
-        else:
-            self.review_s += seconds

@@ -17,11 +17,7 @@ def first_sentences(text: str, limit: int = 300) -> str:
 
 def good_nodes(tree: SearchTree, budget_chars: int, exclude: tuple[int, ...] = ()) -> str:
     """Best-first one-line summaries of good nodes, as many as fit in ``budget_chars``."""
-    sign = 1 if tree.lower_is_better else -1
-    good = sorted(
-        (n for n in tree.good_nodes() if n.id not in exclude and n.metric is not None),
-        key=lambda n: (sign * n.metric.value if n.metric else 0.0, n.id),
-    )
+    good = tree.direction.best_first(n for n in tree.good_nodes() if n.id not in exclude)
     lines: list[str] = []
     used = 0
     for node in good:

@@ -7,6 +7,11 @@ DIR/nodes/<id>/        solution.py, output.txt, submission.csv (if any), working
 DIR/best/              solution.py, submission.csv, node.json: the chosen final node
 ```
 
+The names are spelled once, in :mod:`podium.scaffolds.run_files`, with the one way to read the
+files back (``summary.json`` as a typed :class:`~podium.scaffolds.run_files.RunSummary`); a
+reader takes its paths from a ``RunDir`` (``rd.summary``, ``rd.node_dir(3)``...) or those names,
+never from a literal of its own.
+
 Files a solution wrote never reach the run directory as they are: the sandbox hands a node
 its submission as a copy the host made (``podium.interfaces.Workspace``), and anything read
 from a node's directory is read through ``podium.untrusted`` all the same.
@@ -36,6 +41,8 @@ from podium.errors import RunDirError
 from podium.failpoints import failpoint
 from podium.interfaces import SUBMISSION
 from podium.records import Node
+from podium.scaffolds import run_files
+from podium.scaffolds.run_files import RunSummary
 from podium.untrusted import Refused, copy_untrusted, remove_tree
 
 TMP_SUFFIX = ".tmp"  # a write in progress: ``name.tmp`` beside ``name``, never left behind
@@ -56,18 +63,47 @@ _SQLITE_WORDS = (("disk is full", "full"), ("readonly", "read-only"), ("i/o erro
 
 
 class RunDir:
+    """The paths of a run dir (see the module doc), its writes, and the reads of its files."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.config = root / "config.toml"
-        self.journal = root / "journal.sqlite"
-        self.nodes = root / "nodes"
-        self.best = root / "best"
-        self.summary = root / "summary.json"
-        self.grade = root / "grade.json"
+        self.config = root / run_files.CONFIG
+        self.journal = root / run_files.JOURNAL
+        self.nodes = root / run_files.NODES
+        self.best = root / run_files.BEST
+        self.summary = root / run_files.SUMMARY
+        self.grade = root / run_files.GRADE
+        self.lock_file = root / run_files.LOCK
+        self.sandbox_scratch = root / run_files.SANDBOX_SCRATCH
         self._lock: TextIO | None = None
 
     def node_dir(self, node_id: int) -> Path:
         return self.nodes / str(node_id)
+
+    def node_file(self, node_id: int, name: str) -> Path:
+        """A file of the node: ``name`` is one of run_files' node names (SOLUTION, OUTPUT...)."""
+        return self.node_dir(node_id) / name
+
+    def final_rerun_dir(self, node_id: int) -> Path:
+        """Where the final choice runs a top-k candidate once more (replaced each time)."""
+        return self.node_dir(node_id) / run_files.FINAL_RERUN
+
+    def reruns_dir(self, node_id: int) -> Path:
+        """Where ``podium rerun`` keeps its runs of the node, one numbered directory each."""
+        return self.node_dir(node_id) / run_files.RERUNS
+
+    # --- reading --------------------------------------------------------------------------
+
+    def read_summary(self) -> RunSummary | None:
+        """``summary.json`` as the typed record; None when there is none yet (a run killed
+        before its first node) or it cannot be read. A field that does not fit its type reads
+        as missing: for readers that show what they can of a run that may be mid-write."""
+        data = run_files.read_json(self.summary, damaged_ok=True)
+        return None if data is None else RunSummary.lenient(data)
+
+    def write_summary(self, summary: RunSummary) -> None:
+        """``summary.json``, replaced whole, with exactly the keys ``summary`` was given."""
+        self.write_json(self.summary, summary.to_dict())
 
     # --- creation and exclusive use -------------------------------------------------------
 
@@ -103,7 +139,7 @@ class RunDir:
     def lock(self) -> None:
         """Hold an exclusive lock for this process's lifetime: one writer per run dir."""
         try:
-            fh = (self.root / ".lock").open("a+")
+            fh = self.lock_file.open("a+")
         except OSError as exc:
             raise self._failed(exc, self.root, "write in the run directory") from exc
         try:
@@ -166,7 +202,7 @@ class RunDir:
     def publish_best(self, node: Node | None) -> None:
         """Make ``best/`` hold ``node``'s files, atomically: a crash leaves the old or the new;
         a failed write leaves the old one and no ``best.new``."""
-        staging, old = self.root / "best.new", self.root / "best.old"
+        staging, old = self.root / f"{run_files.BEST}.new", self.root / f"{run_files.BEST}.old"
         for leftover in (staging, old):
             shutil.rmtree(leftover, ignore_errors=True)
         if node is None:
@@ -187,24 +223,29 @@ class RunDir:
     def _stage_best(self, node: Node, staging: Path) -> None:
         staging.mkdir()
         src = self.node_dir(node.id)
-        for name in ("solution.py", SUBMISSION):
+        for name in (run_files.SOLUTION, SUBMISSION):
             try:
                 copy_untrusted(src / name, staging / name, trusted=src)
             except (FileNotFoundError, Refused):
                 continue
             failpoint("best.copy")
-        if not (staging / "solution.py").exists():  # gone from nodes/: the journal has the code
-            (staging / "solution.py").write_text(node.code, encoding="utf-8")
+        if not (staging / run_files.SOLUTION).exists():  # gone from nodes/: the journal has it
+            (staging / run_files.SOLUTION).write_text(node.code, encoding="utf-8")
         info = {"node_id": node.id, "operator": node.operator, "step": node.step,
                 "metric": node.metric.value if node.metric else None}  # fmt: skip
-        (staging / "node.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        (staging / run_files.NODE_INFO).write_text(
+            json.dumps(info, indent=2) + "\n", encoding="utf-8"
+        )
         for path in staging.iterdir():  # on the disk before the rename makes them best/
             _fsync(path)
 
     def best_node_id(self) -> int | None:
+        """The final node's id from ``best/node.json``; None when there is no best yet (or its
+        file cannot be read)."""
+        info = run_files.read_json(self.best / run_files.NODE_INFO, damaged_ok=True)
         try:
-            return int(json.loads((self.best / "node.json").read_text())["node_id"])
-        except (OSError, ValueError, KeyError):
+            return None if info is None else int(info["node_id"])
+        except (ValueError, KeyError, TypeError):
             return None
 
     # --- whole files ----------------------------------------------------------------------

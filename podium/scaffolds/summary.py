@@ -1,43 +1,61 @@
-"""``summary.json``: the outcome of a run in one small file (steps, bugs, best node, time...)."""
+"""``summary.json``: the outcome of a run in one small file (steps, bugs, best node, time...).
+
+The file's fields are :class:`~podium.scaffolds.run_files.RunSummary`'s; this module fills them
+from a search. :func:`build_summary` gives the typed record, :func:`summarize` the same as the
+dict written to the file (what the run's caller and the ``podium_run_finished`` hook get).
+"""
 
 from __future__ import annotations
 
 import platform
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podium import __version__
 from podium.records import utcnow
 from podium.scaffolds.journal import SCHEMA_VERSION
-from podium.scaffolds.loop import Search
+from podium.scaffolds.run_files import RunSummary
+
+if TYPE_CHECKING:
+    from podium.scaffolds.loop import Search
 
 STATUS = {"interrupted": "interrupted", "error": "failed"}
 
 
-def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> dict[str, Any]:
-    """``stop_reason`` None means the run is still going (the summary is refreshed per node)."""
+def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any]) -> RunSummary:
+    """The run's summary now. ``info`` describes the run (task, model, strategy, sandbox...:
+    RunSummary's first fields); ``stop_reason`` None means the run is still going (the summary
+    is refreshed per node). Checked against the record's types as it is built."""
     tree = search.tree
     final = search.final or search.parts.strategy.final_node(tree)
     status = "running" if stop_reason is None else STATUS.get(stop_reason, "finished")
-    return {
-        **info,
-        "status": status,
-        "stop_reason": stop_reason,
-        "error": search.error,
-        "steps": len(tree),
-        "good_nodes": len(tree.good_nodes()),
-        "buggy_nodes": len(tree.buggy_nodes()),
-        "best_node": final.id if final else None,
-        "best_metric": final.metric.value if final and final.metric else None,
-        "final_reruns": [r.report() for r in search.reruns],
-        "lower_is_better": tree.lower_is_better,
-        "elapsed_s": round(search.elapsed(), 3),
-        "stop_detail": search.stop_detail,
-        "usage": search.spending.report(),
-        "discarded_nodes": search.journal.discarded_count(),
-        "updated_at": utcnow().isoformat(),
-        "versions": {
-            "podium": __version__,
-            "python": platform.python_version(),
-            "journal_schema": SCHEMA_VERSION,
-        },
-    }
+    return RunSummary.model_validate(
+        {
+            **info,
+            "status": status,
+            "stop_reason": stop_reason,
+            "error": search.error,
+            "steps": len(tree),
+            "good_nodes": len(tree.good_nodes()),
+            "buggy_nodes": len(tree.buggy_nodes()),
+            "best_node": final.id if final else None,
+            "best_metric": final.metric.value if final and final.metric else None,
+            "final_reruns": [r.report() for r in search.reruns],
+            "lower_is_better": tree.lower_is_better,
+            "elapsed_s": round(search.elapsed(), 3),
+            "stop_detail": search.stop_detail,
+            "usage": search.spending.report(),
+            "discarded_nodes": search.journal.discarded_count(),
+            "updated_at": utcnow().isoformat(),
+            "versions": {
+                "podium": __version__,
+                "python": platform.python_version(),
+                "journal_schema": SCHEMA_VERSION,
+            },
+        }
+    )
+
+
+def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> dict[str, Any]:
+    """:func:`build_summary` as the dict written to ``summary.json`` (the keys given, in the
+    file's order)."""
+    return build_summary(search, stop_reason, info).to_dict()

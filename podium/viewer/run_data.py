@@ -10,16 +10,15 @@ a viewer must never make a ``podium resume`` starting at that moment fail with "
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from podium.errors import RunDirError, UserError
 from podium.records import ModelCall, Node, NodeState
-from podium.scaffolds import Journal, RunDir
+from podium.scaffolds import Journal, RunDir, RunSummary, run_files
 
 NodeKind = Literal["good", "buggy", "running", "interrupted"]
 RUNNING_STATES = (NodeState.PROPOSING, NodeState.EXECUTING, NodeState.REVIEWING)
@@ -28,7 +27,12 @@ RUNNING_STATES = (NodeState.PROPOSING, NodeState.EXECUTING, NodeState.REVIEWING)
 @dataclass(frozen=True)
 class RunView:
     """A run as it stood when read. ``nodes`` holds every node in the journal (id order),
-    unfinished ones included; ``best_path`` is the final node and all its ancestors."""
+    unfinished ones included; ``best_path`` is the final node and all its ancestors.
+
+    ``summary`` is summary.json as read ({} when there is none yet or it was caught mid-write);
+    read it through :attr:`run_summary`, its typed record. (The dict stays for ``podium show``
+    until it reads the record too.)
+    """
 
     root: Path
     summary: dict[str, Any]
@@ -40,18 +44,22 @@ class RunView:
     discarded: int = 0
     best_path: frozenset[int] = field(default=frozenset())
 
+    @cached_property
+    def run_summary(self) -> RunSummary:
+        """summary.json as the typed record (a field that does not fit its type: missing)."""
+        return RunSummary.lenient(self.summary)
+
     @property
     def status(self) -> str:
         """running | finished | interrupted | failed | stopped (a killed run: resumable)."""
-        status = str(self.summary.get("status") or "running")
+        status = self.run_summary.status or "running"
         if status == "running" and self.live is False:
             return "stopped"
         return status
 
     @property
     def lower_is_better(self) -> bool | None:
-        value = self.summary.get("lower_is_better")
-        return bool(value) if value is not None else None
+        return self.run_summary.lower_is_better
 
     def node(self, node_id: int) -> Node:
         """The node with this id, or a one-line error naming the ids the run has."""
@@ -88,8 +96,8 @@ def open_run(path: Path) -> RunView:
     if not rd.root.is_dir():
         raise RunDirError(f"{rd.root} does not exist", hint="give a run directory, e.g. runs/…")
     if not rd.journal.is_file():
-        hint = "a run directory holds journal.sqlite"
-        if (rd.root / "runs").is_dir():
+        hint = f"a run directory holds {run_files.JOURNAL}"
+        if (rd.root / "runs").is_dir():  # a sweep's runs (podium.benchmarks.sweeps.manifest)
             hint = f"{rd.root} looks like a sweep: give one of its runs, e.g. {rd.root}/runs/…"
         raise RunDirError(f"{rd.root} is not a Podium run directory (no journal)", hint=hint)
     journal = Journal.open(rd.journal)
@@ -99,14 +107,14 @@ def open_run(path: Path) -> RunView:
         discarded = journal.discarded_count()
     finally:
         journal.close()
-    summary = _read_json(rd.summary)
+    summary = run_files.read_json(rd.summary, damaged_ok=True) or {}
     best_id = rd.best_node_id()
-    if best_id is None and isinstance(summary.get("best_node"), int):
-        best_id = summary["best_node"]
+    if best_id is None:
+        best_id = RunSummary.lenient(summary).best_node
     return RunView(
         root=rd.root,
         summary=summary,
-        config=_read_toml(rd.config),
+        config=run_files.read_toml(rd.config, damaged_ok=True) or {},
         meta=meta,
         nodes=nodes,
         best_id=best_id,
@@ -135,7 +143,7 @@ def run_is_live(root: Path) -> bool | None:
     Read from ``/proc/locks`` (Linux) so the lock is never touched; None elsewhere.
     """
     try:
-        st = (root / ".lock").stat()
+        st = RunDir(root).lock_file.stat()
     except FileNotFoundError:
         return False
     try:
@@ -154,19 +162,3 @@ def run_is_live(root: Path) -> bool | None:
         except (IndexError, ValueError):
             continue
     return False
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    """A JSON object, or {} when the file is missing or caught mid-write."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from podium.errors import UserError
+from podium.scaffolds import run_files
 from podium.viewer import page, snapshot
 from podium.viewer.run_data import open_run, run_is_live
 
@@ -92,7 +93,12 @@ class RunCache:
     or stops changes its liveness: any of these reads the run again.
     """
 
-    WATCHED = ("journal.sqlite", "journal.sqlite-wal", "summary.json", "best/node.json")
+    WATCHED = (
+        run_files.JOURNAL,
+        run_files.JOURNAL_WAL,
+        run_files.SUMMARY,
+        f"{run_files.BEST}/{run_files.NODE_INFO}",
+    )
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir

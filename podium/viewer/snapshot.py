@@ -17,8 +17,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from podium.records import ExecResult, ModelCall, Node
+from podium.records import ExecResult, ModelCall, Node, Usage
 from podium.sandbox import strip_ansi
+from podium.scaffolds.run_files import SummaryGrade
 from podium.viewer import highlight
 from podium.viewer.run_data import RunView
 
@@ -49,18 +50,18 @@ def _version(data: dict[str, Any]) -> str:
 def _run_header(view: RunView) -> dict[str, Any]:
     """The run's fields, from summary.json when the run has written one, else from its config
     and journal (a run that has only just started, or one killed before its first summary)."""
-    s, cfg = view.summary, view.config
+    s, cfg = view.run_summary, view.config
     done = [n for n in view.nodes if n.step is not None]
     usage = _usage(view)
     return {
         "dir": str(view.root),
-        "task": str(s.get("task") or view.meta.get("task_id") or cfg.get("task") or ""),
-        "strategy": str(s.get("strategy") or _section(cfg, "search").get("strategy") or ""),
-        "model": str(s.get("model") or _section(cfg, "model").get("name") or ""),
-        "review_model": str(s.get("review_model") or _section(cfg, "model").get("review") or ""),
-        "sandbox": str(s.get("sandbox") or _section(cfg, "sandbox").get("name") or ""),
+        "task": str(s.task or view.meta.get("task_id") or cfg.get("task") or ""),
+        "strategy": str(s.strategy or _section(cfg, "search").get("strategy") or ""),
+        "model": str(s.model or _section(cfg, "model").get("name") or ""),
+        "review_model": str(s.review_model or _section(cfg, "model").get("review") or ""),
+        "sandbox": str(s.sandbox or _section(cfg, "sandbox").get("name") or ""),
         "status": view.status,
-        "stop_reason": s.get("stop_reason"),
+        "stop_reason": s.stop_reason,
         "lower_is_better": _lower_is_better(view),
         "best_node": view.best_id,
         "best_metric": _best_metric(view),
@@ -68,13 +69,13 @@ def _run_header(view: RunView) -> dict[str, Any]:
         "good_nodes": sum(n.is_good for n in done),
         "buggy_nodes": sum(n.is_buggy for n in done),
         "discarded_nodes": view.discarded,
-        "elapsed_s": _float_or_none(s.get("elapsed_s")),
-        "cost_usd": float(usage.get("cost_usd", 0.0)),
-        "input_tokens": int(usage.get("input_tokens", 0)),
-        "output_tokens": int(usage.get("output_tokens", 0)),
-        "calls": int(usage.get("calls", 0)),
-        "grade": _grade(s.get("grade")),
-        "updated_at": s.get("updated_at"),
+        "elapsed_s": s.elapsed_s,
+        "cost_usd": usage.cost_usd,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "calls": usage.calls,
+        "grade": _grade(s.grade),
+        "updated_at": s.updated_at,
     }
 
 
@@ -82,7 +83,7 @@ def _best_metric(view: RunView) -> float | None:
     best = next((n for n in view.nodes if n.id == view.best_id), None)
     if best is not None and best.metric is not None:
         return best.metric.value
-    return _float_or_none(view.summary.get("best_metric"))
+    return view.run_summary.best_metric
 
 
 def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
@@ -97,34 +98,31 @@ def _lower_is_better(view: RunView) -> bool | None:
     return metrics[0].lower_is_better if metrics else None
 
 
-def _usage(view: RunView) -> dict[str, Any]:
+def _usage(view: RunView) -> Usage:
     """The run's spending: summary.json's (it counts calls of discarded nodes too), else the
     sum over the nodes."""
-    usage = view.summary.get("usage")
-    if isinstance(usage, dict):
-        return usage
-    total: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "calls": 0}
-    for node in view.nodes:
-        for key in total:
-            total[key] += getattr(node.usage, key)
-    return total
+    usage = view.run_summary.usage
+    if usage is not None:
+        return Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=usage.cost_usd,
+            calls=usage.calls,
+        )
+    return sum((node.usage for node in view.nodes), Usage())
 
 
-def _grade(grade: Any) -> dict[str, Any] | None:
-    if not isinstance(grade, dict):
+def _grade(grade: SummaryGrade | None) -> dict[str, Any] | None:
+    if grade is None:
         return None
     return {
-        "score": _float_or_none(grade.get("score")),
-        "medal": grade.get("medal"),
-        "any_medal": bool(grade.get("any_medal")),
-        "valid_submission": bool(grade.get("valid_submission")),
-        "above_median": bool(grade.get("above_median")),
-        "leaderboard_percentile": _float_or_none(grade.get("leaderboard_percentile")),
+        "score": grade.score,
+        "medal": grade.medal,
+        "any_medal": bool(grade.any_medal),
+        "valid_submission": bool(grade.valid_submission),
+        "above_median": bool(grade.above_median),
+        "leaderboard_percentile": grade.leaderboard_percentile,
     }
-
-
-def _float_or_none(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 # --- one node -----------------------------------------------------------------------------

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from podium.api import build_strategy, load_registry
+from podium.api.config import load_config
+from podium.api.runs import build_strategy, load_registry
 from podium.benchmarks.folder import FolderTask
-from podium.config import load_config
 from podium.sandbox import bwrap_problem, container_evidence
 from tests.agents.fake_grading_server import FakeGradingServer
 from tests.support import REPO, TITANIC, cli_env

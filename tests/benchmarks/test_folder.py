@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import podium
-from podium.api import load_registry
+from podium.api.runs import load_registry
 from podium.benchmarks import load_folder_task, resolve_task
 from podium.benchmarks.folder import FolderTask
 from podium.errors import TaskError

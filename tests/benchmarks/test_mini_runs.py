@@ -25,7 +25,7 @@ def test_the_baseline_model_solves_every_mini_task(
     assert (summary["steps"], summary["buggy_nodes"]) == (2, 0), summary
     grade = json.loads((out / "grade.json").read_text())
     assert grade["valid_submission"] and grade["sandboxed"], grade
-    placeholder = podium.api.load_registry([]).benchmark("mini").load_task(name, data_dir)
+    placeholder = podium.api.runs.load_registry([]).benchmark("mini").load_task(name, data_dir)
     baseline = placeholder.grade(placeholder.sample_submission)  # type: ignore[union-attr]
     assert baseline is not None and baseline.score is not None
     better = (

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import podium
-from podium.api import load_registry
+from podium.api.runs import load_registry
 from podium.benchmarks import resolve_task
 from podium.benchmarks.folder import FolderTask
 from podium.benchmarks.mlebench import MLEBench, MLEBenchTask, package_repo

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import podium
-from podium.api import builtin_plugins, load_registry
+from podium.api.runs import builtin_plugins, load_registry
 from podium.errors import PluginError, UnknownNameError
 from podium.plugins import Registry, create_plugin_manager, hookspecs, split_model_name
 from tests.support import REPO, run_config, write_script

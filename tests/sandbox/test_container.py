@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.api import load_registry
+from podium.api.runs import load_registry
 from podium.errors import SandboxUnavailable
 from podium.interfaces import Limits, Workspace
 from podium.sandbox import ContainerSandbox, SandboxOptions, container_evidence

@@ -18,9 +18,9 @@ from podium.benchmarks.folder import FolderTask
 from podium.interfaces import BudgetView, OperatorContext, Proposal
 from podium.records import Action, EnvironmentInfo, Metric, Node, NodeState
 from podium.scaffolds.baseline import BaselineOperators, fitter_first
-from podium.scaffolds.baseline import recipe as recipes
+from podium.scaffolds.baseline import tabular_recipe as recipes
 from podium.scaffolds.baseline.analysis import TabularSpec, analyse
-from podium.scaffolds.baseline.codegen import read_recipe, render
+from podium.scaffolds.baseline.tabular_codegen import read_recipe, render
 from podium.tree import SearchTree
 from tests.support import exec_solution
 

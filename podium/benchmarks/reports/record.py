@@ -1,11 +1,12 @@
 """One run dir → one typed :class:`Run` record: what a report needs, read once.
 
-A run dir (see ``podium.scaffolds.rundir``) holds ``summary.json`` (the outcome), ``config.toml``
-(the resolved config), ``grade.json`` once graded (MLE-bench's report plus
-``leaderboard_percentile``), and, when a sweep ran it, ``curve.json`` (best-so-far percentile per
-step) and ``host.json`` (the machine). Only ``summary.json`` is required; the others may be
-missing (an ungraded task, a run made by ``podium run``), never corrupt: a file that exists but
-cannot be parsed is a UserError naming it.
+A run dir (see ``podium.scaffolds.rundir``) holds ``summary.json`` (the outcome, read as a
+:class:`~podium.scaffolds.RunSummary`), ``config.toml`` (the resolved config), ``grade.json``
+once graded (MLE-bench's report plus ``leaderboard_percentile``), and, when a sweep ran it,
+``curve.json`` (best-so-far percentile per step) and ``host.json`` (the machine); the names are
+``podium.scaffolds.run_files``'. Only ``summary.json`` is required; the others may be missing
+(an ungraded task, a run made by ``podium run``), never corrupt: a file that exists but cannot
+be parsed is a UserError naming it.
 
 Grades: ``grade.json`` wins over the ``grade`` section of ``summary.json`` (which holds fewer
 fields). A run's grade counts only when the run finished: a failed, interrupted or still-running
@@ -15,6 +16,7 @@ without a result, so failures cannot flatter a strategy.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +24,7 @@ from typing import Any
 from podium.benchmarks.grading import SUMMARY_FIELDS
 from podium.benchmarks.reports.files import read_object, read_optional_object, read_toml
 from podium.errors import UserError
-
-SUMMARY = "summary.json"
-GRADE = "grade.json"
-CURVE = "curve.json"
-HOST = "host.json"
-CONFIG = "config.toml"
-BEST_SUBMISSION = Path("best") / "submission.csv"
+from podium.scaffolds import SUBMISSION, RunDir, RunSummary, run_files
 
 MEDALS = ("gold", "silver", "bronze")
 OUTCOMES = SUMMARY_FIELDS  # the boolean outcomes a report counts, as seed_summary does
@@ -128,45 +124,51 @@ class Run:
         return self.leaderboard_percentile or 0.0
 
 
-def is_run_summary(data: dict[str, Any]) -> bool:
+def is_run_summary(data: Mapping[str, Any]) -> bool:
     """A run's summary.json, not another summary.json (a report's own has ``format``)."""
     return "format" not in data and "status" in data
 
 
-def load_run(path: Path, summary: dict[str, Any] | None = None) -> Run:
+def load_run(path: Path, summary: Mapping[str, Any] | None = None) -> Run:
     """Read the run dir ``path`` (``summary`` when the caller already read summary.json).
 
-    Raises UserError naming the file for an unreadable or malformed file.
+    Raises UserError naming the file for an unreadable or malformed file (a summary.json field
+    of the wrong type included: a report does not count a run it cannot read).
     """
-    summary = summary if summary is not None else read_object(path / SUMMARY)
-    grade = {**(summary.get("grade") or {}), **(read_optional_object(path / GRADE) or {})}
+    rd = RunDir(path)
+    data = summary if summary is not None else read_object(rd.summary)
     try:
-        return _record(path, summary, grade)
+        record = RunSummary.parse(data)
+        grade = {
+            **(record.grade.to_dict() if record.grade else {}),
+            **(read_optional_object(rd.grade) or {}),
+        }
+        return _record(rd, record, grade)
     except (TypeError, ValueError, AttributeError) as exc:
         raise UserError(
-            f"{path / SUMMARY} is not a Podium run summary ({exc})",
+            f"{rd.summary} is not a Podium run summary ({exc})",
             hint="a run dir's summary.json is written by podium run",
         ) from None
 
 
-def _record(path: Path, summary: dict[str, Any], grade: dict[str, Any]) -> Run:
-    usage = summary.get("usage") or {}
+def _record(rd: RunDir, summary: RunSummary, grade: dict[str, Any]) -> Run:
+    usage = summary.usage
     medal = grade.get("medal")
     return Run(
-        path=path,
-        task=_required(summary, "task"),
-        competition_id=str(summary.get("competition_id") or summary["task"]),
-        complexity=_optional_str(summary.get("complexity")),
-        strategy=_required(summary, "strategy"),
-        model=_required(summary, "model"),
-        review_model=_optional_str(summary.get("review_model")),
-        seed=int(summary.get("seed") or 0),
-        status=str(summary.get("status") or "running"),
-        sandbox=_optional_str(summary.get("sandbox")),
+        path=rd.root,
+        task=_required(summary.task, "task"),
+        competition_id=summary.competition_id or _required(summary.task, "task"),
+        complexity=summary.complexity,
+        strategy=_required(summary.strategy, "strategy"),
+        model=_required(summary.model, "model"),
+        review_model=summary.review_model,
+        seed=summary.seed or 0,
+        status=summary.status or "running",
+        sandbox=summary.sandbox,
         sandboxed=_sandboxed(summary, grade),
-        isolation_gaps=tuple(map(str, summary.get("isolation_gaps") or ())),
-        obfuscated_description=_optional_bool(summary.get("obfuscated_description")),
-        podium_version=_optional_str((summary.get("versions") or {}).get("podium")),
+        isolation_gaps=tuple(summary.isolation_gaps or ()),
+        obfuscated_description=summary.obfuscated_description,
+        podium_version=summary.versions.podium if summary.versions else None,
         graded=bool(grade),
         score=_optional_float(grade.get("score")),
         any_medal=bool(grade.get("any_medal", medal is not None)),
@@ -175,30 +177,25 @@ def _record(path: Path, summary: dict[str, Any], grade: dict[str, Any]) -> Run:
         bronze_medal=bool(grade.get("bronze_medal", medal == "bronze")),
         valid_submission=bool(grade.get("valid_submission", False)),
         above_median=bool(grade.get("above_median", False)),
-        submission_exists=_submission_exists(path, grade),
+        submission_exists=_submission_exists(rd, grade),
         leaderboard_percentile=_optional_float(grade.get("leaderboard_percentile")),
-        input_tokens=int(usage.get("input_tokens") or 0),
-        output_tokens=int(usage.get("output_tokens") or 0),
-        usd=float(usage.get("cost_usd") or 0.0),
-        elapsed_s=float(summary.get("elapsed_s") or 0.0),
-        nodes=int(summary.get("steps") or 0),
-        buggy=int(summary.get("buggy_nodes") or 0),
-        budget=dict(summary.get("budget") or {}),
-        config=read_toml(path / CONFIG),
-        host=read_optional_object(path / HOST),
-        curve=_curve(path / CURVE),
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        usd=usage.cost_usd if usage else 0.0,
+        elapsed_s=summary.elapsed_s or 0.0,
+        nodes=summary.steps or 0,
+        buggy=summary.buggy_nodes or 0,
+        budget=dict(summary.budget or {}),
+        config=read_toml(rd.config),
+        host=read_optional_object(rd.root / run_files.HOST),
+        curve=_curve(rd.root / run_files.CURVE),
     )
 
 
-def _required(summary: dict[str, Any], key: str) -> str:
-    value = summary.get(key)
+def _required(value: str | None, key: str) -> str:
     if value is None or value == "":
         raise ValueError(f"no {key!r}")
-    return str(value)
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+    return value
 
 
 def _optional_bool(value: Any) -> bool | None:
@@ -209,18 +206,18 @@ def _optional_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _sandboxed(summary: dict[str, Any], grade: dict[str, Any]) -> bool | None:
+def _sandboxed(summary: RunSummary, grade: dict[str, Any]) -> bool | None:
     """The run's isolation; a grade that says its code ran unsandboxed overrides a summary."""
-    value = summary.get("sandboxed")
+    value = summary.sandboxed
     if grade.get("sandboxed") is False:
         return False
     return _optional_bool(value if value is not None else grade.get("sandboxed"))
 
 
-def _submission_exists(path: Path, grade: dict[str, Any]) -> bool:
+def _submission_exists(rd: RunDir, grade: dict[str, Any]) -> bool:
     if "submission_exists" in grade:
         return bool(grade["submission_exists"])
-    return bool(grade.get("valid_submission")) or (path / BEST_SUBMISSION).is_file()
+    return bool(grade.get("valid_submission")) or (rd.best / SUBMISSION).is_file()
 
 
 def _curve(path: Path) -> tuple[CurvePoint, ...] | None:

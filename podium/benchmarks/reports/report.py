@@ -36,6 +36,8 @@ from podium.errors import UserError
 from podium.records import utcnow
 
 REPORT_FORMAT = "podium-report/1"
+# The report's own files, not a run dir's: its summary.json only has a run's file name (its
+# ``format`` key tells them apart, reports.record.is_run_summary), so it is not run_files.SUMMARY.
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 

@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from podium.benchmarks.reports.files import read_object
-from podium.benchmarks.reports.record import SUMMARY, Cell, Run, is_run_summary, load_run
+from podium.benchmarks.reports.record import Cell, Run, is_run_summary, load_run
 from podium.errors import UserError
+from podium.scaffolds import RunDir
+from podium.scaffolds.run_files import SUMMARY
 
 SWEEP = "sweep.json"
 SWEEP_FORMAT = "podium-sweep/1"
@@ -138,7 +140,7 @@ class _Builder:
         for cell, path, state in _manifest_cells(manifest):
             self.sweep_cells.add(cell)
             self.paths.setdefault(cell, path)
-            if (path / SUMMARY).is_file() and self._first_time(path):
+            if RunDir(path).summary.is_file() and self._first_time(path):
                 self._put(cell, _as_cell(load_run(path), cell))
             elif cell not in self.runs:
                 self.states[cell] = state

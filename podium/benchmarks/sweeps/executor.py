@@ -1,9 +1,9 @@
 """Where a sweep's runs execute: the contract every executor keeps.
 
-A job is one run of the grid. The executor runs the sweep worker (``podium.sweep_worker RUN_DIR``
-as ``python -m`` would run it, but wherever the driver was started: ``Job.argv``) with the job's
-resources and returns its exit status; when
-``execute`` returns, ``job.run_dir`` on the driver holds every file the run wrote. That is all the
+A job is one run of the grid. The executor runs the sweep worker
+(``podium.cli.sweep_worker RUN_DIR`` as ``python -m`` would run it, but wherever the driver was
+started: ``Job.argv``) with the job's resources and returns its exit status; when ``execute``
+returns, ``job.run_dir`` on the driver holds every file the run wrote. That is all the
 driver relies on, so an executor may run the worker anywhere (a local process, a Ray worker on
 another machine with its own disk) as long as the run dir comes back.
 """
@@ -16,7 +16,7 @@ from typing import Protocol
 
 from podium.processes import module_argv
 
-WORKER_MODULE = "podium.sweep_worker"
+WORKER_MODULE = "podium.cli.sweep_worker"
 LOG_NAME = "run.log"  # the worker's stdout and stderr, appended, inside the run dir
 
 # Exit statuses of the worker (the driver reads summary.json for the rest).

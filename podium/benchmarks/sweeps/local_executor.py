@@ -1,6 +1,6 @@
 """Runs a sweep's jobs as processes on this machine, a bounded number at a time.
 
-Each run is its own process (``python -m podium.sweep_worker``) in its own process group: a
+Each run is its own process (``python -m podium.cli.sweep_worker``) in its own process group: a
 crash of one run cannot take another down, and each can be pinned to its GPUs with
 ``CUDA_VISIBLE_DEVICES``. Every worker is told by the kernel to stop (SIGTERM) when the driver
 dies, even by SIGKILL, so an interrupted sweep never leaves orphan runs writing into its runs.

@@ -4,11 +4,13 @@ The manifest is the driver's notebook, not the truth about a run: the truth is t
 (``summary.json``, the journal). So a driver killed with SIGKILL, which leaves runs marked
 ``running``, loses nothing: :func:`reconcile` re-reads every run dir before a sweep continues.
 The file is replaced atomically, so it is always either the old or the new version.
+
+This module owns the sweep dir's layout (``sweep.json``, ``runs/<id>/``); a run dir's files are
+named and read by :class:`podium.scaffolds.RunDir`, as for any run.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
 from enum import StrEnum
@@ -20,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from podium.benchmarks.sweeps.grid import Grid, run_id
 from podium.errors import UserError
 from podium.records import utcnow
+from podium.scaffolds import RunDir, RunSummary
 
 MANIFEST = "sweep.json"
 FORMAT = "podium-sweep/1"
@@ -111,13 +114,9 @@ def load(sweep_dir: Path) -> Manifest:
     return manifest
 
 
-def read_summary(run_dir: Path) -> dict[str, Any] | None:
+def read_summary(run_dir: Path) -> RunSummary | None:
     """A run's ``summary.json``, or None when there is none (never started) or it is damaged."""
-    try:
-        data = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return RunDir(run_dir).read_summary()
 
 
 def state_of(run_dir: Path) -> RunState:
@@ -125,9 +124,9 @@ def state_of(run_dir: Path) -> RunState:
     died without a word (SIGKILL, power loss): the journal makes it resumable, so: interrupted."""
     summary = read_summary(run_dir)
     if summary is None:
-        started = (run_dir / "journal.sqlite").exists()
+        started = RunDir(run_dir).journal.exists()
         return RunState.INTERRUPTED if started else RunState.PENDING
-    status = summary.get("status")
+    status = summary.status
     if status == "finished":
         return RunState.FINISHED
     if status == "failed":
@@ -138,13 +137,13 @@ def state_of(run_dir: Path) -> RunState:
 def apply_summary(entry: RunEntry, run_dir: Path) -> None:
     """Copy a run's outcome (state, medal, score, time) from its run dir into its entry."""
     entry.state = state_of(run_dir)
-    summary = read_summary(run_dir) or {}
-    grade = summary.get("grade") or {}
-    entry.medal = grade.get("medal")
-    entry.score = grade.get("score")
-    entry.elapsed_s = summary.get("elapsed_s")
-    if summary.get("error"):
-        entry.error = str(summary["error"])
+    summary = read_summary(run_dir) or RunSummary()
+    grade = summary.grade
+    entry.medal = grade.medal if grade else None
+    entry.score = grade.score if grade else None
+    entry.elapsed_s = summary.elapsed_s
+    if summary.error:
+        entry.error = summary.error
 
 
 def reconcile(sweep_dir: Path, manifest: Manifest) -> None:

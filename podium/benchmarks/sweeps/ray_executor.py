@@ -21,7 +21,7 @@ with a line in the driver's ``run.log``, so the run is resumable; anything else 
 :data:`EXIT_FAILED`. Ray itself retries a task once when its worker dies.
 
 The cluster's workers need Podium installed (the task imports this module and runs
-``python -m podium.sweep_worker``); ``ray://`` addresses need the ``ray[client]`` extra.
+``python -m podium.cli.sweep_worker``); ``ray://`` addresses need the ``ray[client]`` extra.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
-from podium.records import Node
+from podium.records import Direction, Node
 from podium.scaffolds.baseline.analysis import Unsupported, analyse
 from podium.scaffolds.baseline.kinds import KINDS, Kind
 from podium.scaffolds.baseline.specs import Spec
@@ -32,15 +32,16 @@ MODEL_NAME = "baseline"
 
 
 def fitter_first(a: Node, b: Node, lower_is_better: bool) -> tuple[Node, Node]:
-    """The two parents, the one with the better validation metric first (``a`` on a tie)."""
+    """The two parents, the one with the better validation metric first (``a`` on a tie, when
+    neither has a metric, or when either metric is NaN); a metric beats none."""
     if b.metric is not None and a.metric is None:
         return b, a
-    if a.metric is not None and b.metric is not None:
-        worse = (
-            a.metric.value > b.metric.value if lower_is_better else a.metric.value < b.metric.value
-        )
-        if worse:
-            return b, a
+    if (
+        a.metric is not None
+        and b.metric is not None
+        and Direction.of(lower_is_better).better(b.metric.value, a.metric.value)
+    ):
+        return b, a
     return a, b
 
 

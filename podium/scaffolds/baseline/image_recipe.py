@@ -13,10 +13,10 @@ handling (PCA and standardisation).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from podium.scaffolds.baseline.moves import RecipeMove, one_move
 from podium.scaffolds.baseline.specs import ImageSpec
 
 
@@ -82,7 +82,7 @@ def draft(spec: ImageSpec, index: int, rng: random.Random) -> ImageRecipe:
 
 # --- improve ---------------------------------------------------------------------------------
 
-Move = Callable[[ImageRecipe, ImageSpec, random.Random], tuple[ImageRecipe, str] | None]
+Move = RecipeMove[ImageRecipe, ImageSpec]
 
 TUNING: dict[str, list[tuple[str, float, float, float]]] = {
     # family → (parameter, factor, lowest, highest); one is applied per improve
@@ -139,13 +139,7 @@ def improve(parent: ImageRecipe, spec: ImageSpec, rng: random.Random) -> tuple[I
                                        (_standardize, 0.1)]  # fmt: skip
     if parent.family not in TUNING:  # a constant prediction: nothing to tune, change the model
         moves = [(_switch, 1.0)]
-    while moves:
-        move = rng.choices([m for m, _ in moves], weights=[w for _, w in moves])[0]
-        changed = move(parent, spec, rng)
-        if changed is not None:
-            return changed
-        moves = [(m, w) for m, w in moves if m is not move]
-    return _switch(parent, spec, rng)
+    return one_move(moves, parent, spec, rng, _switch)
 
 
 def crossover(

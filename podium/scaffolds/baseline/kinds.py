@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from podium.scaffolds.baseline import (
-    codegen,
     image_codegen,
     image_recipe,
     series_codegen,
     series_recipe,
+    tabular_codegen,
+    tabular_recipe,
     text_codegen,
     text_recipe,
 )
-from podium.scaffolds.baseline import recipe as tabular_recipe
 from podium.scaffolds.baseline.recipe_line import read_line
 from podium.scaffolds.baseline.specs import ImageSpec, SeriesSpec, TabularSpec, TextSpec
 
@@ -54,7 +54,8 @@ class Kind(Generic[S, R]):
 KINDS: dict[str, Kind[Any, Any]] = {
     "tabular": Kind[TabularSpec, tabular_recipe.Recipe](
         "tabular", tabular_recipe.Recipe.from_fields, tabular_recipe.draft, tabular_recipe.improve,
-        tabular_recipe.debug, tabular_recipe.crossover, codegen.render, codegen.describe,
+        tabular_recipe.debug, tabular_recipe.crossover, tabular_codegen.render,
+        tabular_codegen.describe,
     ),
     "image": Kind[ImageSpec, image_recipe.ImageRecipe](
         "image", image_recipe.ImageRecipe.from_fields, image_recipe.draft, image_recipe.improve,

@@ -20,10 +20,10 @@ crossover keeps the fitter parent's model and takes the other's features.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from podium.scaffolds.baseline.moves import RecipeMove, one_move
 from podium.scaffolds.baseline.specs import SeriesSpec
 
 
@@ -117,7 +117,7 @@ def draft(spec: SeriesSpec, index: int, rng: random.Random) -> SeriesRecipe:
 
 # --- improve ---------------------------------------------------------------------------------
 
-Move = Callable[[SeriesRecipe, SeriesSpec, random.Random], tuple[SeriesRecipe, str] | None]
+Move = RecipeMove[SeriesRecipe, SeriesSpec]
 
 
 def _tune(r: SeriesRecipe, spec: SeriesSpec, rng: random.Random) -> tuple[SeriesRecipe, str] | None:
@@ -189,13 +189,7 @@ def improve(parent: SeriesRecipe, spec: SeriesSpec, rng: random.Random) -> tuple
                  (_switch, 0.1)]  # fmt: skip
     else:
         moves = [(_tune, 0.5), (_switch, 0.5)]
-    while moves:
-        move = rng.choices([m for m, _ in moves], weights=[w for _, w in moves])[0]
-        changed = move(parent, spec, rng)
-        if changed is not None:
-            return changed
-        moves = [(m, w) for m, w in moves if m is not move]
-    return _switch(parent, spec, rng)
+    return one_move(moves, parent, spec, rng, _switch)
 
 
 def crossover(

@@ -13,10 +13,10 @@ fitter parent's model and takes the other's features.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from podium.scaffolds.baseline.moves import RecipeMove, one_move
 from podium.scaffolds.baseline.specs import TextSpec
 
 
@@ -83,7 +83,7 @@ def draft(spec: TextSpec, index: int, rng: random.Random) -> TextRecipe:
 
 # --- improve ---------------------------------------------------------------------------------
 
-Move = Callable[[TextRecipe, TextSpec, random.Random], tuple[TextRecipe, str] | None]
+Move = RecipeMove[TextRecipe, TextSpec]
 
 
 def _ngrams(r: TextRecipe, spec: TextSpec, rng: random.Random) -> tuple[TextRecipe, str] | None:
@@ -129,13 +129,7 @@ def improve(parent: TextRecipe, spec: TextSpec, rng: random.Random) -> tuple[Tex
                                        (_min_df, 0.1), (_sublinear, 0.1)]  # fmt: skip
     if parent.family not in TUNING:  # a constant prediction: change the model
         moves = [(_switch, 1.0)]
-    while moves:
-        move = rng.choices([m for m, _ in moves], weights=[w for _, w in moves])[0]
-        changed = move(parent, spec, rng)
-        if changed is not None:
-            return changed
-        moves = [(m, w) for m, w in moves if m is not move]
-    return _switch(parent, spec, rng)
+    return one_move(moves, parent, spec, rng, _switch)
 
 
 def crossover(

@@ -1,6 +1,7 @@
-"""aira-dojo's evolutionary policy (DESIGN §5): a population bred by improve and crossover.
+"""aira-dojo's evolutionary policy: a population bred by improve and crossover.
 
-The rules, in the order ``next_action`` applies them:
+One of the builtin strategies compared in docs/strategies.md. The rules, in the order
+``next_action`` applies them:
 
 1. **Drafting (generation 1).** While fewer than ``population`` drafts exist, counting drafts
    handed to other workers, draft.
@@ -99,7 +100,7 @@ class Evolutionary(Strategy):
     def __init__(self, params: EvolutionaryParams | None = None) -> None:
         self.params = params or EvolutionaryParams()
         self._members: list[int] = []  # node ids, in admission order (oldest first)
-        self._score: dict[int, float] = {}  # member id → metric, negated when lower is better
+        self._score: dict[int, float] = {}  # member id → its metric's Direction.score
         self._admissions = 0
 
     # --- inspection -----------------------------------------------------------------------
@@ -141,7 +142,7 @@ class Evolutionary(Strategy):
             return
         if node.id in self._score:
             return
-        score = -metric.value if tree.lower_is_better else metric.value
+        score = tree.direction.score(metric.value)
         if len(self._members) >= self.params.population:
             scores = [self._score[m] for m in self._members]
             average = math.fsum(scores) / len(scores)

@@ -1,4 +1,6 @@
-"""AIDE's greedy policy (DESIGN §5).
+"""AIDE's greedy policy: improve the best node, debug a buggy leaf now and then.
+
+One of the builtin strategies compared in docs/strategies.md; the rules, exactly:
 
 Draft until ``num_drafts`` drafts exist; then, with probability ``debug_prob``, debug a random
 buggy leaf whose debug depth is at most ``max_debug_depth`` (AIDE's ``<=``); otherwise improve
@@ -60,10 +62,11 @@ class Greedy(Strategy):
         if best.id not in busy:
             return best
         free = [n for n in tree.good_nodes() if n.id not in busy and n.metric is not None]
-        return min(free, key=lambda n: (-_score(n), n.id), default=None)
+        return min(free, key=_best_first, default=None)
 
 
-def _score(node: Node) -> float:
-    """Higher is better, whatever the metric's direction."""
+def _best_first(node: Node) -> tuple[float, int]:
+    """The sort key that puts the best metric first (by the node's own metric direction),
+    the lowest id first on a tie."""
     assert node.metric is not None
-    return -node.metric.value if node.metric.lower_is_better else node.metric.value
+    return -node.metric.score, node.id

@@ -1,6 +1,6 @@
-"""aira-dojo's MCTS policy (DESIGN §5): UCT over min–max-normalised values, with debug cycles.
+"""aira-dojo's MCTS policy: UCT over min–max-normalised values, with debug cycles.
 
-The rules, exactly as implemented:
+One of the builtin strategies compared in docs/strategies.md. The rules, exactly as implemented:
 
 **Search tree.** A virtual root whose children are the drafts. Every finished draft or improve
 node is a *search node*; its search parent is the root (a draft) or the search node of its first
@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from podium.interfaces import Strategy
-from podium.records import Action, Metric, Node
+from podium.records import Action, Direction, Metric, Node
 from podium.tree import SearchTree
 
 ROOT = -1  # the virtual root's key among search nodes (node ids are never negative)
@@ -113,7 +113,7 @@ class MCTS(Strategy):
         self._debuggable: set[int] = set()
         self._lo = math.inf
         self._hi = -math.inf
-        self._lower_is_better = False
+        self._direction = Direction.HIGHER  # that of the last metric credited
 
     # --- learning -------------------------------------------------------------------------
 
@@ -144,7 +144,7 @@ class MCTS(Strategy):
 
     def _credit(self, search_node: int, node_id: int, metric: Metric) -> None:
         self._lo, self._hi = min(self._lo, metric.value), max(self._hi, metric.value)
-        self._lower_is_better = metric.lower_is_better
+        self._direction = metric.direction
         if self._stats[search_node].rep is not None:
             return  # the cycle already has its result
         self._stats[search_node].rep = node_id
@@ -211,9 +211,11 @@ class MCTS(Strategy):
         s = self._stats[search_node]
         if s.results == 0 or self._hi == self._lo:
             return float(s.results)
-        if self._lower_is_better:
-            return (s.results * self._hi - s.total) / (self._hi - self._lo)
-        return (s.total - s.results * self._lo) / (self._hi - self._lo)
+        # min–max normalised scores, summed: the score is linear, so score(total) is the sum of
+        # the credited metrics' scores (and the result is exactly the per-direction formula)
+        score = self._direction.score
+        worst, best = sorted((score(self._lo), score(self._hi)))
+        return (score(s.total) - s.results * worst) / (best - worst)
 
     def _q(self, search_node: int, pending: _Pending) -> float:
         return self._value_sum(search_node) / self._n(search_node, pending)

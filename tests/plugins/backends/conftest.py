@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol
 
 import pytest
 
-from podium.api import load_registry
+from podium.api.runs import load_registry
 from podium.plugins.backends.common import ChatBackend
-from podium.plugins.calls import ModelGateway, RetryPolicy
+from podium.plugins.gateway import ModelGateway, RetryPolicy
 from podium.plugins.pricing import ModelInfo, model_info
 from podium.records import Message, ModelRequest, ModelResponse
 from podium.scaffolds.review import REVIEW_TOOL

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from podium.api import load_registry
+from podium.api.runs import load_registry
 from podium.errors import (
     ModelAuthError,
     ModelContextLengthError,
@@ -20,7 +20,7 @@ from podium.errors import (
     ModelTransientError,
     UserError,
 )
-from podium.plugins.calls import ModelGateway, RetryPolicy
+from podium.plugins.gateway import ModelGateway, RetryPolicy
 from podium.records import Message, ModelRequest, ModelResponse, ToolCall
 from podium.scaffolds.review import REVIEW_TOOL, review_from_text
 from podium.testing import FakeAnthropic, FakeOpenAI, FakeServer, Received, Reply

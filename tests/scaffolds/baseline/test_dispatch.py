@@ -14,12 +14,12 @@ from podium.interfaces import Proposal
 from podium.records import Action
 from podium.scaffolds.baseline import series_recipe
 from podium.scaffolds.baseline.analysis import analyse
-from podium.scaffolds.baseline.codegen import read_recipe
 from podium.scaffolds.baseline.kinds import KINDS
-from podium.scaffolds.baseline.recipe import Recipe
 from podium.scaffolds.baseline.recipe_line import RECIPE_MARK, read_line
 from podium.scaffolds.baseline.series_codegen import render
 from podium.scaffolds.baseline.specs import SeriesSpec
+from podium.scaffolds.baseline.tabular_codegen import read_recipe
+from podium.scaffolds.baseline.tabular_recipe import Recipe
 from podium.tree import SearchTree
 from tests.scaffolds.baseline import synthetic
 

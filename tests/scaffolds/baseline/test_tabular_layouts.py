@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from podium.scaffolds.baseline import recipe as recipes
-from podium.scaffolds.baseline.codegen import read_recipe, render
+from podium.scaffolds.baseline import tabular_recipe as recipes
 from podium.scaffolds.baseline.specs import TabularSpec
+from podium.scaffolds.baseline.tabular_codegen import read_recipe, render
 from tests.scaffolds.baseline import synthetic
 from tests.scaffolds.baseline.synthetic import SyntheticTask
 

@@ -1,0 +1,66 @@
+"""``podium compare``: the report of one or more sweeps (or run dirs) — table, plots, card.
+
+Where the report goes without
+``--out``: ``DIR/report`` for a single directory (a sweep's report lives with the sweep); with
+several directories no one of them owns the comparison, so ``--out`` is required.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from podium.errors import UserError
+
+OUT_HINT = "podium compare DIR1 DIR2 --out REPORT_DIR"
+PIPE_WIDTH = 250
+
+
+def compare(
+    dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="DIR...", help="Sweep dirs, run dirs, or folders holding them (merged)."
+        ),
+    ],
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Compare each strategy with this one: paired by task and seed."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Report directory. Default: DIR/report for a single DIR."),
+    ] = None,
+) -> None:
+    """Aggregate sweeps into a table, plots and a disclosure card (summary.md, summary.json)."""
+    from podium.benchmarks.reports import (
+        DEFAULT_DIR,
+        build_report,
+        paired_table,
+        report_splits,
+        summary_table,
+    )
+
+    if out is None:
+        if len(dirs) != 1:
+            raise UserError("several directories: say where the report goes", hint=OUT_HINT)
+        out = dirs[0] / DEFAULT_DIR
+    report = build_report(dirs, out, baseline)
+    # A terminal's own width; in a pipe, wide enough that the table's cells stay on one line.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+    for split in report_splits(report):
+        console.print(summary_table(report, split))
+    table = paired_table(report)
+    if table is not None:
+        console.print(table)
+    for note in report.notes:
+        console.print(f"note: {escape(note)}")
+    clean = report.data["disclosure"]["clean_track"]
+    console.print(escape(clean["statement"]))
+    names = ", ".join(f.name for f in report.files)
+    console.print(f"report: {escape(str(out))} ({escape(names)})")

@@ -1,0 +1,71 @@
+"""``podium view``: look at a run in the browser.
+
+Without ``--export`` it serves a live page on 127.0.0.1 (never another interface) until
+Ctrl-C; the URL line is printed (and flushed) before serving, as
+``viewer: http://127.0.0.1:PORT/  (Ctrl-C to stop)``, for people and for scripts that parse it.
+With ``--export FILE`` it writes one self-contained HTML file and exits.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from podium.errors import UserError
+
+MAX_PORT = 65535
+
+
+def view(
+    run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port on 127.0.0.1. Default: 8765, or a free one if taken; 0: any."),
+    ] = None,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in the default web browser.")
+    ] = False,
+    export: Annotated[
+        Path | None,
+        typer.Option("--export", metavar="FILE", help="Write one self-contained HTML file."),
+    ] = None,
+) -> None:
+    """Open a run in the browser: a live page on 127.0.0.1, or --export one HTML file."""
+    from podium.cli.checks import JOURNAL_ONLY
+    from podium.cli.checks import run_dir as check_run_dir
+    from podium.viewer import export_html, serve
+
+    check_run_dir(run_dir, need=JOURNAL_ONLY)
+    if port is not None and not 0 <= port <= MAX_PORT:
+        raise UserError(f"--port {port} is not a port", hint="use 1–65535, or 0 for any free one")
+    if export is not None:
+        if port is not None:
+            raise UserError("--port has no effect with --export", hint="drop one of them")
+        count = export_html(run_dir, export)
+        print(f"wrote {export} ({count} node{'' if count == 1 else 's'})", flush=True)
+        if open_browser:
+            _open(export.resolve().as_uri())
+        return
+
+    def ready(url: str) -> None:
+        print(f"viewer: {url}  (Ctrl-C to stop)", flush=True)
+        if open_browser:
+            _open(url)
+
+    serve(run_dir, port, ready)
+
+
+def _open(url: str) -> None:
+    """Open ``url`` in a browser from a side thread: some browsers (a terminal one) block until
+    they are closed, and the server must keep answering meanwhile."""
+
+    def run() -> None:
+        if not webbrowser.open(url):
+            print(f"warning: no web browser found; open {url} yourself", file=sys.stderr)
+
+    threading.Thread(target=run, daemon=True).start()

@@ -1,0 +1,192 @@
+"""Writes a complete scikit-learn solution for a tabular task from a recipe.
+
+The script reads ./input/, derives features, validates with k-fold cross-validation (a single
+hold-out split on large tables) using the task's own metric, prints
+``VALIDATION_METRIC: <value>``, refits on all training rows and writes
+./submission/submission.csv in the sample's columns. Its first line carries the recipe, so
+later operators can read their parent's choices back from the code alone. Regression on a log
+metric fits the log of the target (``TransformedTargetRegressor``) and predicts on the original
+scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from podium.scaffolds.baseline.analysis import TITLE_PATTERN
+from podium.scaffolds.baseline.metrics import (
+    METRIC_IMPORTS,
+    class_constants,
+    folds_source,
+    metric_source,
+    predict_source,
+    submission_source,
+)
+from podium.scaffolds.baseline.recipe_line import read_line, recipe_line
+from podium.scaffolds.baseline.specs import TabularSpec
+from podium.scaffolds.baseline.tabular_recipe import FAMILIES, Recipe
+
+HOLDOUT_ABOVE_ROWS = 50_000  # cross-validate smaller tables; one hold-out split beyond
+DATE_PARTS = ("year", "month", "day", "day_of_week", "day_of_year")
+TRANSFORMS = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}
+
+
+def read_recipe(code: str) -> Recipe | None:
+    """The tabular recipe on a solution's first line; None for anything else."""
+    found = read_line(code)
+    if found is None or found[0] != "tabular":
+        return None
+    try:
+        return Recipe.from_fields(found[1])
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def describe(spec: TabularSpec, recipe: Recipe) -> str:
+    """The plan's sentence: what the generated solution does."""
+    params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()) if k != "random_state")
+    features = ", ".join(recipe.features) or "none"
+    validation = (
+        "5-fold cross-validation" if spec.rows <= HOLDOUT_ABOVE_ROWS else "a 20% hold-out split"
+    )
+    target = f"log of {spec.target}" if spec.transform != "none" else spec.target
+    dates = f", {len(spec.dates)} date" if spec.dates else ""
+    return (
+        f"{recipe.family.replace('_', ' ')} ({params}) predicting {target} from "
+        f"{len(spec.numeric)} numeric{dates} and {len(spec.categorical)} categorical columns; "
+        f"{recipe.impute} imputation, {recipe.encode} encoding"
+        f"{', scaling' if recipe.scale else ''}; derived features: {features}; "
+        f"validated with {validation} on {spec.scoring}."
+    )
+
+
+def _dates(spec: TabularSpec) -> tuple[list[str], list[str]]:
+    """Code lines turning each date column into numbers, and the columns they add."""
+    lines: list[str] = []
+    numeric: list[str] = []
+    for col in spec.dates:
+        parts = DATE_PARTS + (("hour",) if col in spec.timed else ())
+        lines.append(f'when = pd.to_datetime(df["{col}"], errors="coerce")')
+        for part in parts:
+            lines.append(f'df["{col}_{part}"] = when.dt.{part}')
+            numeric.append(f"{col}_{part}")
+    return lines, numeric
+
+
+def _derived(spec: TabularSpec, recipe: Recipe) -> tuple[list[str], list[str], list[str]]:
+    """Code lines of add_features(), and the numeric / categorical columns they add."""
+    lines: list[str] = []
+    numeric: list[str] = []
+    categorical: list[str] = []
+    for name in recipe.features:
+        if name == "title":
+            for col in spec.titled:
+                new = f"{col}_title"
+                lines.append(
+                    f'df["{new}"] = df["{col}"].astype(str).str.extract(r"{TITLE_PATTERN}", '
+                    'expand=False).fillna("none")'
+                )
+                categorical.append(new)
+        elif name == "prefix":
+            for col in spec.text:
+                lines.append(f'df["{col}_prefix"] = df["{col}"].fillna("?").astype(str).str[0]')
+                categorical.append(f"{col}_prefix")
+        elif name == "text_length":
+            for col in spec.text:
+                lines.append(f'df["{col}_length"] = df["{col}"].fillna("").astype(str).str.len()')
+                numeric.append(f"{col}_length")
+        elif name == "count_sum":
+            lines.append(f'df["count_sum"] = df[{list(spec.small_ints)!r}].sum(axis=1)')
+            numeric.append("count_sum")
+        elif name == "missing_flags":
+            for col in spec.with_missing:
+                lines.append(f'df["{col}_missing"] = df["{col}"].isna().astype(int)')
+                numeric.append(f"{col}_missing")
+        elif name == "log_skewed":
+            for col in spec.skewed:
+                lines.append(f'df["{col}_log"] = np.log1p(df["{col}"].clip(lower=0))')
+                numeric.append(f"{col}_log")
+    return lines, numeric, categorical
+
+
+def render(spec: TabularSpec, recipe: Recipe) -> str:
+    fam = FAMILIES[recipe.family]
+    classification = spec.problem == "classification"
+    estimator = fam.classifier if classification else fam.regressor
+    date_lines, date_numeric = _dates(spec)
+    derived, extra_numeric, extra_categorical = _derived(spec, recipe)
+    body = "\n    ".join([*date_lines, *derived, "return df"])
+    numeric_steps = [f'("impute", SimpleImputer(strategy="{recipe.impute}"))']
+    if recipe.scale:
+        numeric_steps.append('("scale", StandardScaler())')
+    encoder = (
+        'OneHotEncoder(handle_unknown="ignore")'
+        if recipe.encode == "onehot"
+        else 'OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)'
+    )
+    params = ", ".join(f"{k}={v!r}" for k, v in sorted(recipe.params.items()))
+    validation = folds_source(classification, spec.rows > HOLDOUT_ABOVE_ROWS)
+    constants = class_constants(
+        spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
+    )
+    transform = ""
+    if spec.transform in TRANSFORMS:
+        func, inverse = TRANSFORMS[spec.transform]
+        transform = (
+            f"\nmodel = TransformedTargetRegressor(regressor=model, func={func}, "
+            f"inverse_func={inverse})  # fit the scale the metric measures"
+        )
+    numeric = list(spec.numeric) + date_numeric + extra_numeric
+    submission = submission_source(spec.prediction, "test[ID]", spec.target, "X_test")
+    return f"""{recipe_line("tabular", asdict(recipe))}
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.impute import SimpleImputer
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+from {fam.module} import {estimator}
+{METRIC_IMPORTS}
+
+train = pd.read_csv("./input/{spec.train_file}")
+test = pd.read_csv("./input/{spec.test_file}")
+ID, TARGET = {spec.id_col!r}, {spec.target!r}
+NUMERIC = {numeric!r}
+CATEGORICAL = {list(spec.categorical) + extra_categorical!r}
+{constants}
+
+
+def add_features(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    {body}
+
+
+{metric_source(spec.scoring, spec.prediction, spec.classes)}
+
+
+{predict_source(spec.scoring, spec.prediction, spec.transform)}
+
+
+train, test = add_features(train), add_features(test)
+for col in CATEGORICAL:  # one type per column; a missing value becomes a category of its own
+    train[col], test[col] = train[col].astype(str), test[col].astype(str)
+
+numeric = Pipeline([{", ".join(numeric_steps)}])
+categorical = Pipeline([("impute", SimpleImputer(strategy="most_frequent")), ("encode", {encoder})])
+parts = [("num", numeric, NUMERIC), ("cat", categorical, CATEGORICAL)]
+model = Pipeline([
+    ("prepare", ColumnTransformer([p for p in parts if p[2]])),
+    ("model", {estimator}({params})),
+]){transform}
+
+X, y = train[NUMERIC + CATEGORICAL], train[TARGET]
+{validation}
+scores = cross_val_score(model, X, y, cv=folds, scoring=scorer, error_score="raise")
+print(f"VALIDATION_METRIC: {{scores.mean():.6f}}")
+
+model.fit(X, y)
+X_test = test[NUMERIC + CATEGORICAL]
+{submission}
+submission.to_csv("./submission/submission.csv", index=False)
+"""

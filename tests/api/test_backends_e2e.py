@@ -1,0 +1,103 @@
+"""Whole runs through each builtin backend's real SDK, against the fake servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from podium.api import runs as api
+from podium.records import NodeState
+from podium.scaffolds import Journal
+from podium.testing import FakeAnthropic, FakeOpenAI, Reply
+from tests.support import agent_responder, cli_env, podium_cli, run_config, solution
+
+pytestmark = pytest.mark.slow
+
+BACKENDS = {
+    "openai": ("openai/gpt-4.1", "OPENAI_API_KEY", FakeOpenAI),
+    "anthropic": ("anthropic/claude-sonnet-4-6", "ANTHROPIC_API_KEY", FakeAnthropic),
+    "litellm": ("litellm/openai/gpt-4.1", "OPENAI_API_KEY", FakeOpenAI),
+}
+
+
+def model_config(tmp_path: Path, data_dir: Path, model: str, url: str, **extra: Any) -> Any:
+    config = run_config(Path("unused"), tmp_path / "run", data_dir, steps=2, **extra)
+    config["model"] = {"name": model, "base_url": url, "retry_wait": 0.01, **extra.get("model", {})}
+    return config
+
+
+@pytest.mark.parametrize("provider", list(BACKENDS))
+def test_a_run_completes_through_each_backend(
+    provider: str, tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, key_var, fake_type = BACKENDS[provider]
+    with fake_type(responder=agent_responder()) as fake:
+        monkeypatch.setenv(key_var, fake.api_key)
+        fake.queue(Reply.rate_limited(0.05))  # the first call is retried, the run never sees it
+        result = api.run(model_config(tmp_path, data_dir, model, fake.url))
+    assert fake.problems == []
+    s = result.summary
+    assert (s["status"], s["steps"], s["good_nodes"]) == ("finished", 2, 2)
+    journal = Journal.open(result.run_dir / "journal.sqlite")
+    calls = journal.calls()
+    assert [(c.role, c.model) for c in calls] == [("code", model), ("review", model)] * 2
+    assert calls[0].attempts == 2 and fake.hits == 5
+    cost = sum(c.response.usage.cost_usd for c in calls if c.response)
+    assert cost > 0
+    assert s["usage"]["cost_usd"] == pytest.approx(cost)
+    assert s["usage"]["by_role"]["review"]["calls"] == 2
+    nodes = journal.nodes(NodeState.DONE)
+    assert sum(n.usage.cost_usd for n in nodes) == pytest.approx(cost)
+    journal.close()
+
+
+def test_context_overflow_trims_and_a_cut_off_answer_fails_the_node(
+    fake_openai: FakeOpenAI, tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", fake_openai.api_key)
+    fake_openai.responder = agent_responder()
+    fake_openai.queue(Reply.context_too_long())
+    result = api.run(model_config(tmp_path, data_dir, "openai/gpt-4.1", fake_openai.url))
+    first, second = fake_openai.received[0].prompt_text, fake_openai.received[1].prompt_text
+    assert "(none yet)" in first and "(none yet)" not in second  # the memory went
+    assert "left out: the prompt was too long" in second
+    assert result.summary["good_nodes"] == 2
+
+    fake_openai.queue(Reply.truncated("Plan.\n\n```python\nimport os\nprint(os.listdir("))
+    cut = api.run(model_config(tmp_path / "b", data_dir, "openai/gpt-4.1", fake_openai.url))
+    journal = Journal.open(cut.run_dir / "journal.sqlite")
+    node = journal.nodes(NodeState.DONE)[0]
+    journal.close()
+    assert node.is_buggy and "cut off at the model's token limit" in (node.bug_reason or "")
+    assert node.exec is None  # incomplete code is not run
+
+
+def test_a_review_in_json_text_is_understood(
+    fake_openai: FakeOpenAI, tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that ignores tool_choice and answers in text still gets its review read."""
+    monkeypatch.setenv("OPENAI_API_KEY", fake_openai.api_key)
+    fake_openai.queue(
+        Reply.text(f"Plan.\n\n```python\n{solution(metric=None)}```\n"),
+        Reply.text('Verdict:\n```json\n{"is_bug": false, "summary": "ok", "metric": 0.75}\n```'),
+    )
+    config = model_config(tmp_path, data_dir, "openai/gpt-4.1", fake_openai.url)
+    config["budget"]["steps"] = 1
+    result = api.run(config)
+    assert result.summary["best_metric"] == 0.75
+
+
+def test_cli_run_with_base_url_reports_calls_and_cost(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.responder = agent_responder()
+    env = cli_env(OPENAI_API_KEY=fake_openai.api_key)
+    done = podium_cli(
+        "run", "tests/fixtures/tasks/toy", "--model", "openai/gpt-4.1", "--base-url",
+        fake_openai.url, "--steps", "1", "--out", str(tmp_path / "run"), "-o",
+        "sandbox.preimports=[]", env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "2 model calls" in done.stdout and "$0.0" in done.stdout

@@ -1,0 +1,219 @@
+"""``podium show``: a run's tree, its buggy nodes, one node in full — on the shared recorded run.
+
+Everything in a run is untrusted: rich markup, HTML and terminal escapes in it must come out as
+the literal text (or, for escapes, shown or dropped), never interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from podium.cli.app import app
+from podium.cli.console import terminal_text, visible
+from podium.errors import UserError
+from podium.records import ExecResult, ExecStatus
+from podium.scaffolds import Journal, RunDir
+from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
+from tests.support import podium_cli
+
+MARKUP = "[bold red]not bold[/] [link=https://evil.example]x[/link]"
+LONG_REASON = "KeyError: 'target' " + "column missing; " * 12 + "the end"
+TERMINAL_ATTACK = "\x1b]0;pwned title\x07\x1b[2Jcleared?\u202egnp.exe"
+
+
+def show(*args: str) -> Result:
+    return CliRunner().invoke(app, ["show", *args])
+
+
+def line_of(output: str, node_id: int) -> str:
+    """The tree line of one node (its id follows the guides, or ★)."""
+    pattern = re.compile(rf"^[│├└─ ]+(★ )?{node_id} ")
+    found = [line for line in output.splitlines() if pattern.match(line)]
+    assert len(found) == 1, output
+    return found[0]
+
+
+def indent(line: str) -> int:
+    return len(line) - len(line.lstrip("│├└─ ★"))
+
+
+def make_hostile(run: RecordedRun) -> None:
+    """Node 4: rich markup and terminal escapes everywhere; node 6: a long bug reason."""
+    journal = Journal.open(RunDir(run.root).journal)
+    try:
+        nodes = {n.id: n for n in journal.nodes()}
+        result = ExecResult(
+            status=ExecStatus.OK, output=f"{MARKUP}\n{TERMINAL_ATTACK}\nVALIDATION_METRIC: 0.78\n"
+        )
+        four = nodes[4].model_copy(
+            update={"plan": MARKUP, "code": f"# {MARKUP}\nprint('{TERMINAL_ATTACK}')\n",
+                    "summary": MARKUP, "exec": result}
+        )  # fmt: skip
+        journal.update(four, 4.0)
+        journal.update(nodes[6].model_copy(update={"bug_reason": LONG_REASON}), 6.0)
+    finally:
+        journal.close()
+
+
+# --- the tree ------------------------------------------------------------------------------
+
+
+def test_the_tree_shows_every_node_under_its_first_parent(recorded_run: RecordedRun) -> None:
+    done = show(str(recorded_run.root))
+    assert done.exit_code == 0, done.output
+    out = done.output
+    for node_id in range(1, recorded_run.node_count + 1):
+        line_of(out, node_id)
+    crossover = line_of(out, recorded_run.crossover)
+    assert crossover.lstrip("│├└─ ").startswith("★ 5 crossover + 4  0.82")
+    assert sum("★" in line for line in out.splitlines()) == 1
+    assert indent(crossover) > indent(line_of(out, 3))  # under 3, its first parent
+    assert indent(line_of(out, 4)) > indent(line_of(out, 1))
+    assert indent(line_of(out, 6)) == indent(line_of(out, 7)) > indent(crossover)
+    assert f"buggy: {XSS_REASON}" in line_of(out, 2)  # the reason, literally
+    assert "buggy: execution timed out after 60s" in line_of(out, 6)
+    assert "interrupted (executing)" in line_of(out, 7)  # no process holds the run's lock
+    assert "0.71  4.50s" in line_of(out, 1)
+
+
+def test_the_header_sums_the_run_up(recorded_run: RecordedRun) -> None:
+    out = show(str(recorded_run.root)).output
+    rows = dict(line.split(None, 1) for line in out.splitlines()[:9])
+    assert rows["task"] == "toy"
+    assert rows["strategy"] == "evolutionary"
+    assert rows["model"] == "openai/gpt-test"
+    assert rows["status"] == "finished (step budget spent)"
+    assert rows["steps"].startswith("6 finished: 4 good, 2 buggy")
+    assert rows["best"] == "node 5, metric 0.82 (higher is better)"
+    assert rows["spent"] == "$0.0720, 10,500 tokens, 12 model calls"
+    assert rows["grade"].startswith("score 0.8, bronze medal")
+
+
+def test_a_live_run_shows_its_running_node(recorded_run: RecordedRun) -> None:
+    rd = RunDir(recorded_run.root)
+    rd.lock()  # as a run in progress holds it
+    try:
+        out = show(str(recorded_run.root)).output
+    finally:
+        rd.unlock()
+    assert "running (executing)" in line_of(out, recorded_run.running)
+    assert "continue with" not in out
+
+
+def test_a_long_reason_is_one_shortened_line_in_the_tree_and_whole_with_buggy(
+    recorded_run: RecordedRun,
+) -> None:
+    make_hostile(recorded_run)
+    tree = show(str(recorded_run.root)).output
+    line = line_of(tree, 6)
+    assert "buggy: KeyError: 'target' column missing;" in line and line.endswith("…  1m02s")
+    assert "the end" not in tree
+
+    done = show(str(recorded_run.root), "--buggy")
+    assert done.exit_code == 0, done.output
+    listed = [int(m) for m in re.findall(r"^node (\d+)", done.output, re.MULTILINE)]
+    assert listed == sorted(recorded_run.buggy) == [2, 6]
+    assert f"    {XSS_REASON}\n" in done.output
+    assert f"    {LONG_REASON}\n" in done.output
+    assert "2 buggy of 7 nodes" in done.output
+
+
+# --- one node ------------------------------------------------------------------------------
+
+
+def test_a_node_in_full(recorded_run: RecordedRun) -> None:
+    done = show(str(recorded_run.root), "2")
+    assert done.exit_code == 0, done.output
+    out = done.output
+    assert out.startswith("node 2  draft  buggy  on the best path\n")
+    assert re.search(r"^children +3$", out, re.MULTILINE)
+    assert re.search(rf"^bug +{re.escape(XSS_REASON)}$", out, re.MULTILINE)
+    assert "── code (1 line)" in out and "1 │ float('<svg>')" in out
+    assert "── output (error, 0.30s)" in out and "Traceback..." in out
+    assert "── error" in out and "ValueError: could not convert" in out
+    assert "\x1b" not in out  # the traceback's colours are not sent to a pipe
+    assert re.search(r"^code #1 +openai/gpt-test +1,002 +200 +\$0\.0100 +1\.50s +stop$", out, re.M)
+    assert re.search(r"^review #1 .* tool_call$", out, re.MULTILINE)
+    assert re.search(r"^usage +1,502 in / 250 out tokens, \$0\.0120, 2 calls$", out, re.M)
+    assert "You are a Kaggle grandmaster" not in out  # prompts only with --messages
+
+
+def test_content_is_printed_literally(recorded_run: RecordedRun) -> None:
+    out = show(str(recorded_run.root), "1").output
+    assert XSS_PLAN in out
+    assert XSS_CODE.strip() in out
+    assert XSS_OUTPUT.strip() in out
+    assert "Node 1 <em>looks</em> fine." in out
+
+    make_hostile(recorded_run)
+    out = show(str(recorded_run.root), "4").output
+    assert out.count(MARKUP) == 4  # summary, plan, code comment, output
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert r"print('\x1b]0;pwned title\x07\x1b[2Jcleared?\u202egnp.exe')" in out  # code: shown
+    assert "cleared?\\u202egnp.exe" in out  # output: escapes dropped, bidi shown
+
+
+def test_messages_prints_every_prompt_and_answer(recorded_run: RecordedRun) -> None:
+    done = show(str(recorded_run.root), "1", "--messages")
+    assert done.exit_code == 0, done.output
+    out = done.output
+    assert "── call 1: code #0, openai/gpt-test" in out
+    assert "[system]\nYou are a Kaggle grandmaster. <b>Be brief.</b>\n" in out
+    assert "[user]\nWrite a solution for node 1.\n" in out
+    assert f"[answer]\nA plan.\n\n```python\n{XSS_CODE}```" in out
+    assert "── call 2: review #0" in out
+    assert 'tool call submit_review: {\n  "is_bug": false,' in out
+
+
+def test_a_long_output_shows_its_tail(recorded_run: RecordedRun) -> None:
+    out = show(str(recorded_run.root), "1", "--output-lines", "1").output
+    cut = f"[1 earlier lines cut; all of it: {recorded_run.root / 'nodes' / '1' / 'output.txt'}]"
+    assert cut in out
+    assert "VALIDATION_METRIC: 0.71" in out and "<img src=x" not in out
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_an_unknown_node_is_a_one_line_error(recorded_run: RecordedRun) -> None:
+    done = show(str(recorded_run.root), "99")
+    assert isinstance(done.exception, UserError)
+    assert done.exception.message == f"{recorded_run.root} has no node 99"
+    assert done.exception.hint == "this run has nodes 1–7"
+
+
+def test_options_that_do_not_go_together(recorded_run: RecordedRun) -> None:
+    done = show(str(recorded_run.root), "2", "--buggy")
+    assert isinstance(done.exception, UserError)
+    done = show(str(recorded_run.root), "--messages")
+    assert isinstance(done.exception, UserError) and done.exception.hint == "give a NODE id with it"
+
+
+@pytest.mark.slow
+def test_not_a_run_dir_is_one_line_and_a_hint(tmp_path: Path) -> None:
+    done = podium_cli("show", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"error: {tmp_path} is not a Podium run directory (no journal)",
+        "hint: a run directory holds journal.sqlite",
+    ]
+    assert done.stdout == ""
+
+
+# --- untrusted text --------------------------------------------------------------------------
+
+
+def test_visible_shows_every_control_character() -> None:
+    assert visible("a\tb\r\nc\x1b[31md\x07\u202e") == "a\tb\nc\\x1b[31md\\x07\\u202e"
+
+
+def test_terminal_text_keeps_only_colours() -> None:
+    text = terminal_text(TERMINAL_ATTACK + "\x1b[0;31mred\x1b[0m", colours=True)
+    assert text.plain == "cleared?\\u202egnp.exered"
+    assert [str(span.style) for span in text.spans] == ["color(1)"]
+    assert terminal_text("\x1b[31mred\x1b[0m").plain == "red"
+    assert not terminal_text("\x1b[31mred\x1b[0m").spans
