@@ -211,7 +211,7 @@ class BwrapGuard(Guard):
 
     async def reap(self, kernel: LiveKernel) -> str | None:
         group = self.group
-        if group is not None and group.freeze() and await _until(group.frozen, EXIT_WAIT_S):
+        if group is not None and group.freeze() and await until(group.frozen, EXIT_WAIT_S):
             return None  # nothing runs; handed_over() thaws them into the SIGKILL they have
         exited = await kernel.wait_exited()
         if self._pidfd is not None:
@@ -221,7 +221,7 @@ class BwrapGuard(Guard):
                 return "the sandbox's processes were still alive after SIGKILL"
         elif not exited:
             return "bwrap did not exit after SIGKILL"
-        if self.group is not None and not await _until(self.group.empty, EXIT_WAIT_S):
+        if self.group is not None and not await until(self.group.empty, EXIT_WAIT_S):
             return "processes were still in the kernel's cgroup after SIGKILL"
         return None
 
@@ -332,12 +332,14 @@ async def _readable(fd: int, within_s: float) -> bool:
         loop.remove_reader(fd)
 
 
-async def _until(condition: Callable[[], bool], within_s: float) -> bool:
+async def until(condition: Callable[[], bool], within_s: float, poll_s: float = 0.001) -> bool:
+    """Whether ``condition`` comes true within ``within_s`` (a kernel's cgroup frozen or
+    empty), checked every ``poll_s`` without blocking the event loop."""
     deadline = time.monotonic() + within_s
     while not condition():
         if time.monotonic() > deadline:
             return False
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(poll_s)
     return True
 
 

@@ -28,20 +28,18 @@ boundary — kernels that are root in the container, or a readable ``/private`` 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import pwd
 import signal
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from podium.errors import SandboxUnavailable
 from podium.sandbox import cgroups
 from podium.sandbox.base import Guard, KernelSandbox
-from podium.sandbox.bwrap import BwrapGuard, bwrap_problem, describe_limits
+from podium.sandbox.bwrap import BwrapGuard, bwrap_problem, describe_limits, until
 from podium.sandbox.identity import SandboxUser
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import EXIT_WAIT_S, KernelCommand, LiveKernel, ipykernel_argv
@@ -52,6 +50,7 @@ from podium.sandbox.workspace import Slot
 MLEBENCH_PRIVATE = Path("/private")  # where MLE-bench's container keeps the answers (root-only)
 RUNTIMES = ("docker", "containerd", "kubepods", "libpod", "lxc", "sysbox", "crio")
 _ASSUME = "sandbox.assume_container"
+CGROUP_POLL_S = 0.005  # how often reap looks whether the cgroup is frozen or empty
 
 
 def container_evidence(
@@ -104,12 +103,12 @@ class ContainerGuard(BwrapGuard):
         if group is None:
             return None if exited else "the kernel's process did not exit after SIGKILL"
         if group.freeze():  # nothing forks while the rest is killed
-            await _until(group.frozen, EXIT_WAIT_S)
+            await until(group.frozen, EXIT_WAIT_S, poll_s=CGROUP_POLL_S)
         for pid in _members(group):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         group.thaw()
-        if not await _until(group.empty, EXIT_WAIT_S):
+        if not await until(group.empty, EXIT_WAIT_S, poll_s=CGROUP_POLL_S):
             return "processes were still in the kernel's cgroup after SIGKILL"
         return None
 
@@ -121,15 +120,6 @@ def _members(group: cgroups.KernelCgroup) -> set[int]:
             pids.update(int(p) for p in Path(procs).read_text().split() if p.isdigit())
     pids.discard(os.getpid())
     return pids
-
-
-async def _until(condition: Callable[[], bool], within_s: float) -> bool:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.005)
-    return True
 
 
 def _current_user() -> SandboxUser:

@@ -19,7 +19,13 @@ from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.prompts import validate_overrides as validate_prompt_overrides
 from podium.scaffolds.recorded_calls import load_recorded, recorded_models
 from podium.scaffolds.review import metric_from_output
-from podium.scaffolds.run_files import RunFileError, RunSummary, SummaryGrade, SummaryUsage, UsageTotals
+from podium.scaffolds.run_files import (
+    RunFileError,
+    RunSummary,
+    SummaryGrade,
+    SummaryUsage,
+    UsageTotals,
+)
 from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.strategies import Greedy, GreedyParams
 from podium.scaffolds.summary import build_summary

@@ -6,6 +6,8 @@ gets (AIDE's memory grew without bound).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from podium.records import Node
 from podium.tree import SearchTree
 
@@ -18,17 +20,13 @@ def first_sentences(text: str, limit: int = 300) -> str:
 def good_nodes(tree: SearchTree, budget_chars: int, exclude: tuple[int, ...] = ()) -> str:
     """Best-first one-line summaries of good nodes, as many as fit in ``budget_chars``."""
     good = tree.direction.best_first(n for n in tree.good_nodes() if n.id not in exclude)
-    lines: list[str] = []
-    used = 0
-    for node in good:
+
+    def line(node: Node) -> str:
         assert node.metric is not None
         about = first_sentences(node.summary or node.plan)
-        line = f"- {about} (validation metric {node.metric.value:.6g})"
-        if used + len(line) + 1 > budget_chars:
-            break
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines) if lines else "(none yet)"
+        return f"- {about} (validation metric {node.metric.value:.6g})"
+
+    return _within_budget((line(n) for n in good), budget_chars, "(none yet)")
 
 
 def debug_history(tree: SearchTree, parent: Node, budget_chars: int) -> str:
@@ -39,12 +37,22 @@ def debug_history(tree: SearchTree, parent: Node, budget_chars: int) -> str:
         node = tree.get(node.parent_ids[0])
         if node.is_buggy:
             chain.append(node)
-    lines: list[str] = []
+    lines = (
+        f"- {first_sentences(n.plan, 200)} -> failed: {first_sentences(n.bug_reason or '')}"
+        for n in chain
+    )
+    return _within_budget(lines, budget_chars, "(none)")
+
+
+def _within_budget(lines: Iterable[str], budget_chars: int, empty: str) -> str:
+    """``lines`` one per row, up to the first that would take the text past ``budget_chars``
+    (each line counted with its newline; none after it is read); ``empty`` when the first does
+    not fit. The one budget rule of both memories, so prompts stay the same size."""
+    kept: list[str] = []
     used = 0
-    for n in chain:
-        line = f"- {first_sentences(n.plan, 200)} -> failed: {first_sentences(n.bug_reason or '')}"
+    for line in lines:
         if used + len(line) + 1 > budget_chars:
             break
-        lines.append(line)
+        kept.append(line)
         used += len(line) + 1
-    return "\n".join(lines) if lines else "(none)"
+    return "\n".join(kept) if kept else empty

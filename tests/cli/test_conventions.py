@@ -1,6 +1,7 @@
 """Command-line conventions: ``--version``, help that shows whole sentences, the defaults and
 the names a registry knows, and "did you mean" for a mistyped name. In-process, through
-:func:`podium.cli.app.run_cli` (what ``podium`` runs); ``tests/cli/test_app.py`` checks the process."""
+:func:`podium.cli.app.run_cli` (what ``podium`` runs); ``tests/cli/test_app.py`` checks the
+process."""
 
 from __future__ import annotations
 

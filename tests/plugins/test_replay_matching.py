@@ -1,4 +1,4 @@
-"""How ``--replay`` matches a request to the record (the end-to-end runs are in tests/api/test_replay.py)."""
+"""How ``--replay`` matches a request to the record (end to end: tests/api/test_replay.py)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ import anthropic
 from podium.plugins.backends.common import (
     ANTHROPIC_DEFAULT_MAX_TOKENS,
     ChatBackend,
+    connection_failure,
     empty_answer,
     error_message,
 )
@@ -71,8 +72,7 @@ class AnthropicBackend(ChatBackend):
             ]
         if request.tool_choice:
             body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
-        temperature = request.temperature
-        temperature = temperature if temperature is not None else self.options.temperature
+        temperature = self.temperature(request)
         if temperature is not None:  # anthropic 2.x's create() has no such argument any more
             body["extra_body"] = {"temperature": temperature}
         return body
@@ -84,13 +84,9 @@ class AnthropicBackend(ChatBackend):
         except anthropic.APIStatusError as exc:
             message = error_message(exc.body) or exc.message
             raise self.http_error(exc.status_code, message, exc.response.headers) from None
-        except anthropic.APITimeoutError:
-            raise self.http_error(
-                None, "timed out waiting for the answer (model.timeout)"
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            cause = exc.__cause__ or exc.__context__ or exc
-            raise self.http_error(None, f"connection failed: {cause}") from None
+        except anthropic.APIConnectionError as exc:  # APITimeoutError included
+            timed_out = isinstance(exc, anthropic.APITimeoutError)
+            raise self.http_error(None, connection_failure(exc, timed_out)) from None
         except (anthropic.APIResponseValidationError, ValueError) as exc:
             raise self.garbled(f"{type(exc).__name__}: {exc}") from None
         return self.response(request, answer, time.perf_counter() - started)

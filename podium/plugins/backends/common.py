@@ -107,6 +107,13 @@ class ChatBackend(Backend):
         """The answer's token limit sent to the provider (None: the provider's default)."""
         return request.max_tokens or self.options.max_tokens
 
+    def temperature(self, request: ModelRequest) -> float | None:
+        """The sampling temperature to send: the request's, else the config's (None: send none,
+        the provider's default). A backend whose model takes none leaves it out itself."""
+        if request.temperature is not None:
+            return request.temperature
+        return self.options.temperature
+
     def max_cost_usd(self, request: ModelRequest) -> float | None:
         if not self.info.priced:
             return None
@@ -181,6 +188,15 @@ def empty_answer(provider: str, why: str, cut_off: bool, cap: int | None) -> Mod
             hint="raise model.max_tokens",
         )
     return ModelTransientError(f"{provider}: the answer is empty ({why})", provider)
+
+
+def connection_failure(exc: BaseException, timed_out: bool) -> str:
+    """What an exchange that got no answer says, the same for every SDK: a timeout names
+    ``model.timeout``; any other failure names its cause (what the SDK wrapped), else itself."""
+    if timed_out:
+        return "timed out waiting for the answer (model.timeout)"
+    cause = exc.__cause__ or exc.__context__ or exc
+    return f"connection failed: {cause}"
 
 
 def error_message(body: object) -> str | None:

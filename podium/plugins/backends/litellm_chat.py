@@ -66,8 +66,7 @@ class LiteLLMBackend(ChatBackend):
         body |= chat_tools(request)
         if (cap := self.output_cap(request)) is not None:
             body["max_tokens"] = cap
-        temperature = request.temperature
-        temperature = temperature if temperature is not None else self.options.temperature
+        temperature = self.temperature(request)
         if temperature is not None:
             body["temperature"] = temperature
         if self.options.base_url:

@@ -16,7 +16,12 @@ from typing import Any
 
 import openai
 
-from podium.plugins.backends.common import ChatBackend, empty_answer, error_message
+from podium.plugins.backends.common import (
+    ChatBackend,
+    connection_failure,
+    empty_answer,
+    error_message,
+)
 from podium.records import Finish, ModelRequest, ModelResponse, ToolCall
 
 REASONING = re.compile(r"^(o\d|gpt-5)")
@@ -48,8 +53,7 @@ class OpenAIBackend(ChatBackend):
         body |= chat_tools(request)
         if (cap := self.output_cap(request)) is not None:
             body["max_completion_tokens" if self.reasoning else "max_tokens"] = cap
-        temperature = request.temperature
-        temperature = temperature if temperature is not None else self.options.temperature
+        temperature = self.temperature(request)
         if temperature is not None and not self.reasoning:
             body["temperature"] = temperature
         return body
@@ -133,10 +137,9 @@ def tool_call_of(message: Any) -> tuple[ToolCall | None, str | None]:
 
 
 def describe_connection_error(exc: Exception) -> str:
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out waiting for the answer (model.timeout)"
-    cause = exc.__cause__ or exc.__context__
-    return f"connection failed: {cause or exc}"
+    """An ``openai.APIConnectionError`` (the openai and litellm backends) in the words every
+    backend uses."""
+    return connection_failure(exc, isinstance(exc, openai.APITimeoutError))
 
 
 def create(model_id: str, options: Mapping[str, Any]) -> OpenAIBackend:

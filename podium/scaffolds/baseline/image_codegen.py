@@ -16,6 +16,7 @@ from podium.scaffolds.baseline.image_recipe import MODELS, ImageRecipe
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
+    folds_description,
     folds_source,
     metric_source,
     predict_source,
@@ -34,9 +35,7 @@ def describe(spec: ImageSpec, recipe: ImageRecipe) -> str:
     pixels = f"{width}x{height} {'greyscale' if spec.mode == 'L' else 'RGB'} pixels"
     handling = ", standardised" if recipe.standardize else ""
     handling += f", reduced to {recipe.pca} principal components" if recipe.pca else ""
-    validation = (
-        "5-fold cross-validation" if spec.rows <= HOLDOUT_ABOVE_ROWS else "a 20% hold-out split"
-    )
+    validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
     return (
         f"{recipe.family.replace('_', ' ')} ({params}) classifying {spec.target} from "
         f"{pixels}{handling}; validated with {validation} on {spec.scoring}."

@@ -47,6 +47,7 @@ ALIASES = {
     "root_mean_squared_log_error": "rmsle",
 }
 LOG_LOSSES = ("log_loss", "multiclass_log_loss")
+TRANSFORMS = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}  # (func, inverse)
 LOWER_IS_BETTER = {"log_loss", "multiclass_log_loss", "rmse", "mse", "mae", "rmse_log", "rmsle",
                    "smape"}  # fmt: skip
 PROBA_FLOOR = 1e-3  # log-loss predictions are clipped here: one confident miss costs ≤ 6.9
@@ -200,3 +201,23 @@ def folds_source(classification: bool, holdout: bool) -> str:
         lines, splitter = "", "KFold(n_splits=5, shuffle=True, random_state=0)"
     folds = f"list({splitter}.split(X, y))[:1]" if holdout else splitter
     return f"{lines}folds = {folds}"
+
+
+def folds_description(holdout: bool) -> str:
+    """What :func:`folds_source` validates on, in the words of a plan's sentence (so the plan
+    never names another scheme than the code runs)."""
+    return "a 20% hold-out split" if holdout else "5-fold cross-validation"
+
+
+def transform_source(transform: str) -> str:
+    """The line that wraps ``model`` to fit the target on the metric's scale (``log`` or
+    ``log1p``) and predict on the original one, with the newline before it; "" for ``none``.
+    It goes right after the line that builds ``model``; the script imports
+    ``TransformedTargetRegressor``."""
+    if transform not in TRANSFORMS:
+        return ""
+    func, inverse = TRANSFORMS[transform]
+    return (
+        f"\nmodel = TransformedTargetRegressor(regressor=model, func={func}, "
+        f"inverse_func={inverse})  # fit the scale the metric measures"
+    )

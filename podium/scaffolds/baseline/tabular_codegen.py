@@ -17,10 +17,12 @@ from podium.scaffolds.baseline.analysis import TITLE_PATTERN
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
+    folds_description,
     folds_source,
     metric_source,
     predict_source,
     submission_source,
+    transform_source,
 )
 from podium.scaffolds.baseline.recipe_line import read_line, recipe_line
 from podium.scaffolds.baseline.specs import TabularSpec
@@ -28,7 +30,6 @@ from podium.scaffolds.baseline.tabular_recipe import FAMILIES, Recipe
 
 HOLDOUT_ABOVE_ROWS = 50_000  # cross-validate smaller tables; one hold-out split beyond
 DATE_PARTS = ("year", "month", "day", "day_of_week", "day_of_year")
-TRANSFORMS = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}
 
 
 def read_recipe(code: str) -> Recipe | None:
@@ -46,9 +47,7 @@ def describe(spec: TabularSpec, recipe: Recipe) -> str:
     """The plan's sentence: what the generated solution does."""
     params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()) if k != "random_state")
     features = ", ".join(recipe.features) or "none"
-    validation = (
-        "5-fold cross-validation" if spec.rows <= HOLDOUT_ABOVE_ROWS else "a 20% hold-out split"
-    )
+    validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
     target = f"log of {spec.target}" if spec.transform != "none" else spec.target
     dates = f", {len(spec.dates)} date" if spec.dates else ""
     return (
@@ -78,34 +77,32 @@ def _derived(spec: TabularSpec, recipe: Recipe) -> tuple[list[str], list[str], l
     lines: list[str] = []
     numeric: list[str] = []
     categorical: list[str] = []
+
+    def add(new: str, expression: str, columns: list[str]) -> None:
+        """One derived column: the line that computes it, and its name among ``columns`` (the
+        name the code writes is the one the pipeline reads)."""
+        lines.append(f'df["{new}"] = {expression}')
+        columns.append(new)
+
     for name in recipe.features:
         if name == "title":
             for col in spec.titled:
-                new = f"{col}_title"
-                lines.append(
-                    f'df["{new}"] = df["{col}"].astype(str).str.extract(r"{TITLE_PATTERN}", '
-                    'expand=False).fillna("none")'
-                )
-                categorical.append(new)
+                title = f'str.extract(r"{TITLE_PATTERN}", expand=False).fillna("none")'
+                add(f"{col}_title", f'df["{col}"].astype(str).{title}', categorical)
         elif name == "prefix":
             for col in spec.text:
-                lines.append(f'df["{col}_prefix"] = df["{col}"].fillna("?").astype(str).str[0]')
-                categorical.append(f"{col}_prefix")
+                add(f"{col}_prefix", f'df["{col}"].fillna("?").astype(str).str[0]', categorical)
         elif name == "text_length":
             for col in spec.text:
-                lines.append(f'df["{col}_length"] = df["{col}"].fillna("").astype(str).str.len()')
-                numeric.append(f"{col}_length")
+                add(f"{col}_length", f'df["{col}"].fillna("").astype(str).str.len()', numeric)
         elif name == "count_sum":
-            lines.append(f'df["count_sum"] = df[{list(spec.small_ints)!r}].sum(axis=1)')
-            numeric.append("count_sum")
+            add("count_sum", f"df[{list(spec.small_ints)!r}].sum(axis=1)", numeric)
         elif name == "missing_flags":
             for col in spec.with_missing:
-                lines.append(f'df["{col}_missing"] = df["{col}"].isna().astype(int)')
-                numeric.append(f"{col}_missing")
+                add(f"{col}_missing", f'df["{col}"].isna().astype(int)', numeric)
         elif name == "log_skewed":
             for col in spec.skewed:
-                lines.append(f'df["{col}_log"] = np.log1p(df["{col}"].clip(lower=0))')
-                numeric.append(f"{col}_log")
+                add(f"{col}_log", f'np.log1p(df["{col}"].clip(lower=0))', numeric)
     return lines, numeric, categorical
 
 
@@ -129,13 +126,7 @@ def render(spec: TabularSpec, recipe: Recipe) -> str:
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
     )
-    transform = ""
-    if spec.transform in TRANSFORMS:
-        func, inverse = TRANSFORMS[spec.transform]
-        transform = (
-            f"\nmodel = TransformedTargetRegressor(regressor=model, func={func}, "
-            f"inverse_func={inverse})  # fit the scale the metric measures"
-        )
+    transform = transform_source(spec.transform)
     numeric = list(spec.numeric) + date_numeric + extra_numeric
     submission = submission_source(spec.prediction, "test[ID]", spec.target, "X_test")
     return f"""{recipe_line("tabular", asdict(recipe))}

@@ -15,17 +15,18 @@ from dataclasses import asdict
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
+    folds_description,
     folds_source,
     metric_source,
     predict_source,
     submission_source,
+    transform_source,
 )
 from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.specs import TextSpec
 from podium.scaffolds.baseline.text_recipe import MODELS, TextRecipe
 
 HOLDOUT_ABOVE_ROWS = 20_000  # cross-validate fewer documents; one hold-out split beyond
-TRANSFORMS = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}
 
 
 def describe(spec: TextSpec, recipe: TextRecipe) -> str:
@@ -33,9 +34,7 @@ def describe(spec: TextSpec, recipe: TextRecipe) -> str:
     params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()))
     grams = [f"word n-grams up to {recipe.words}"] if recipe.words else []
     grams += [f"character n-grams of 2 to {recipe.chars}"] if recipe.chars else []
-    validation = (
-        "5-fold cross-validation" if spec.rows <= HOLDOUT_ABOVE_ROWS else "a 20% hold-out split"
-    )
+    validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
     return (
         f"{recipe.family.replace('_', ' ')} ({params}) predicting {spec.target} from TF-IDF "
         f"{' and '.join(grams)} of {', '.join(spec.text)} (min_df={recipe.min_df}"
@@ -65,13 +64,7 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
         estimator = f"CalibratedClassifierCV({estimator}, cv=3)"  # probabilities for the metric
     classification = spec.problem == "classification"
     folds = folds_source(classification, spec.rows > HOLDOUT_ABOVE_ROWS)
-    transform = ""
-    if spec.transform in TRANSFORMS:
-        func, inverse = TRANSFORMS[spec.transform]
-        transform = (
-            f"\nmodel = TransformedTargetRegressor(regressor=model, func={func}, "
-            f"inverse_func={inverse})  # fit the scale the metric measures"
-        )
+    transform = transform_source(spec.transform)
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
     )

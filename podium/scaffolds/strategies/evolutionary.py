@@ -62,6 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from podium.interfaces import Strategy
 from podium.records import Action, Metric, Node
+from podium.scaffolds.strategies.greedy import draft_or_debug
 from podium.tree import SearchTree
 
 
@@ -159,12 +160,9 @@ class Evolutionary(Strategy):
 
     def next_action(self, tree: SearchTree, rng: random.Random) -> Action:
         p = self.params
-        if len(tree.drafts()) + tree.pending_count("draft") < p.population:
-            return Action(operator="draft")
-        if rng.random() < p.debug_prob:
-            debuggable = tree.debuggable(p.max_debug_depth)
-            if debuggable:
-                return Action(operator="debug", parent_ids=(rng.choice(debuggable).id,))
+        opening = draft_or_debug(tree, rng, p.population, p.debug_prob, p.max_debug_depth)
+        if opening is not None:
+            return opening
         if not self._members:
             return Action(operator="draft")
         return self._breed(tree, rng)

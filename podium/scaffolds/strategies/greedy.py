@@ -43,12 +43,9 @@ class Greedy(Strategy):
 
     def next_action(self, tree: SearchTree, rng: random.Random) -> Action:
         p = self.params
-        if len(tree.drafts()) + tree.pending_count("draft") < p.num_drafts:
-            return Action(operator="draft")
-        if rng.random() < p.debug_prob:
-            debuggable = tree.debuggable(p.max_debug_depth)
-            if debuggable:
-                return Action(operator="debug", parent_ids=(rng.choice(debuggable).id,))
+        opening = draft_or_debug(tree, rng, p.num_drafts, p.debug_prob, p.max_debug_depth)
+        if opening is not None:
+            return opening
         target = self._improve_target(tree)
         if target is None:
             return Action(operator="draft")
@@ -63,6 +60,25 @@ class Greedy(Strategy):
             return best
         free = [n for n in tree.good_nodes() if n.id not in busy and n.metric is not None]
         return min(free, key=_best_first, default=None)
+
+
+def draft_or_debug(
+    tree: SearchTree, rng: random.Random, drafts: int, debug_prob: float, max_debug_depth: int
+) -> Action | None:
+    """AIDE's first two rules, which the evolutionary policy applies as they are: draft while
+    fewer than ``drafts`` drafts exist (pending ones count); then, with probability
+    ``debug_prob``, debug a uniformly chosen leaf of ``tree.debuggable(max_debug_depth)``.
+
+    None when neither applies: the caller's own rule decides. Once drafting is over the RNG
+    draws one number, then one choice when there is a leaf to debug, in that order (what a
+    reproducible run replays)."""
+    if len(tree.drafts()) + tree.pending_count("draft") < drafts:
+        return Action(operator="draft")
+    if rng.random() < debug_prob:
+        debuggable = tree.debuggable(max_debug_depth)
+        if debuggable:
+            return Action(operator="debug", parent_ids=(rng.choice(debuggable).id,))
+    return None
 
 
 def _best_first(node: Node) -> tuple[float, int]:
