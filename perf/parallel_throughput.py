@@ -69,9 +69,9 @@ sys.path.insert(0, str(REPO))
 from machine import CpuCgroup, machine  # noqa: E402  (perf/machine.py: this script's directory)
 
 if TYPE_CHECKING:
+    from podium.api import RunStart
     from podium.interfaces import RunInfo
     from podium.records import Node
-    from podium.scaffolds import Search
 
 TOY_TASK = REPO / "tests" / "fixtures" / "tasks" / "toy"
 MODEL = "openai/gpt-4.1"
@@ -394,7 +394,7 @@ def measure(
 
     blocked: dict[str, dict[str, float]] = {}  # the probes' totals at the span's ends
 
-    def on_start(info: RunInfo, search: Search) -> None:
+    def on_start(info: RunInfo, start: RunStart) -> None:
         marks["start"] = CpuMark.now(fake, tree)
         blocked["start"] = dict(probes.seconds)
         watchers.append(asyncio.get_running_loop().create_task(_watch_lag(lags)))

@@ -6,6 +6,14 @@ layer may import every room below it and is imported only by the CLI and by user
 """
 
 from podium.api.config import RunConfig, load_config
-from podium.api.runs import RunResult, load_registry, resume, run
+from podium.api.runs import RunResult, RunStart, load_registry, resume, run
 
-__all__ = ["RunConfig", "RunResult", "load_config", "load_registry", "resume", "run"]
+__all__ = [
+    "RunConfig",
+    "RunResult",
+    "RunStart",
+    "load_config",
+    "load_registry",
+    "resume",
+    "run",
+]

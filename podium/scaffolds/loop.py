@@ -1,4 +1,5 @@
-"""The search loop (DESIGN §4): pick an action, propose code, execute it, review it, record it.
+"""The search loop: pick an action, propose code, execute it, review it, record it (see
+docs/architecture.md, "The loop").
 
 ```
 while budget remains:                       # up to `workers` nodes in flight
