@@ -43,6 +43,7 @@ from podium.benchmarks.sweeps import (
 from podium.errors import UserError
 from podium.plugins import Registry
 from podium.sandbox import bwrap_problem
+from podium.scaffolds import RunDir
 
 PLAN = "plan.json"
 
@@ -241,7 +242,7 @@ def write_plan(run_dir: Path, cfg: RunConfig, allow_unsandboxed: bool, gpus_per_
         "allow_unsandboxed": allow_unsandboxed,
         "gpus_per_run": gpus_per_run,
     }
-    (run_dir / PLAN).write_text(json.dumps(plan_data, indent=2) + "\n", encoding="utf-8")
+    RunDir(run_dir).write_json(run_dir / PLAN, plan_data)  # whole or not at all
 
 
 # --- running -------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -214,5 +215,8 @@ def test_a_sweep_started_beside_a_folder_named_podium_runs_podium_and_stops_earl
         "error: sweep stopped: its first 3 runs all failed with "
         "\"SandboxError: cannot run the solutions' interpreter /bin/false"
     ), error
-    assert error[0].endswith("(2 runs not started)"), error
-    assert list(states(sweep).values()).count("pending") == 2  # left for --resume
+    # 7 runs, 3 at a time: the 3rd run to end trips it. Each of the first two to end frees a
+    # slot that another run may take before the trip, so 3 to 5 started, whatever the timing.
+    unstarted = re.search(r"\((\d+) runs? not started\)$", error[0])
+    assert unstarted and unstarted[1] in ("2", "3", "4"), error
+    assert list(states(sweep).values()).count("pending") == int(unstarted[1])  # for --resume

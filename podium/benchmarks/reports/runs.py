@@ -31,12 +31,12 @@ from typing import Any
 
 from podium.benchmarks.reports.files import read_object
 from podium.benchmarks.reports.record import Cell, Run, is_run_summary, load_run
+from podium.benchmarks.sweeps.manifest import FORMAT as SWEEP_FORMAT
+from podium.benchmarks.sweeps.manifest import MANIFEST as SWEEP
 from podium.errors import UserError
 from podium.scaffolds import RunDir
 from podium.scaffolds.run_files import SUMMARY
 
-SWEEP = "sweep.json"
-SWEEP_FORMAT = "podium-sweep/1"
 DIRS_HINT = "give sweep dirs (sweep.json), run dirs (summary.json), or folders holding them"
 
 
