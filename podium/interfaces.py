@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -166,11 +167,26 @@ class Workspace:
     was refused: ``ExecResult.submission_refused`` says why), and ``working/`` only with
     ``keep_working``: regular files and directories only, no setuid/setgid bit, at most
     64 levels deep (deeper: kept empty). Nothing else of the solution's files.
+
+    ``on_output``, when given, is told the output so far while the solution runs, so that a
+    long execution is not a black box (the loop rewrites ``nodes/<id>/output.txt`` with it).
+    It is called with the whole output so far, capped (head and tail) and made inert exactly as
+    ``ExecResult.output`` will be (``execute_solution`` masks secrets in it as in the result),
+    from the event loop, whenever new output arrived: at once for the first, then at most
+    about once a second, and within about a second of output followed by silence; and a last
+    time, with ``ExecResult.output`` itself, when the execution ends (not when it is cancelled
+    or the sandbox fails). It must be quick (it runs on the event loop) and may raise: the
+    builtin sandboxes swallow its exceptions (logged once per execution), so it can never
+    change the execution or its result. It lives here rather than in ``Sandbox.execute``'s
+    signature so that a third-party sandbox written before it keeps working unchanged: such a
+    sandbox simply never calls it, and the output reaches its readers when the execution
+    ends, as before. It takes no part in comparing workspaces.
     """
 
     root: Path
     input_dir: Path
     keep_working: bool = False
+    on_output: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -212,7 +228,10 @@ class Sandbox(ABC):
 
     @abstractmethod
     async def execute(self, code: str, workspace: Workspace, limits: Limits) -> ExecResult:
-        """Run ``code`` in a fresh kernel; never raises for the solution's own failures."""
+        """Run ``code`` in a fresh kernel; never raises for the solution's own failures.
+
+        A sandbox that can tells ``workspace.on_output`` the output so far while it runs (see
+        :class:`Workspace`); one that does not is still a complete sandbox."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
         """Stop anything still running (pre-started kernels, watchdogs)."""

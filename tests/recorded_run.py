@@ -37,7 +37,21 @@ XSS_CODE = 'print("</script><script>window.__pwned = 1</script>")\n'
 XSS_OUTPUT = "<img src=x onerror=\"window.__pwned=2\"><b id='injected'>bold?</b>\n"
 XSS_PLAN = "Plan <script>window.__pwned = 3</script> with <i>markup</i>."
 XSS_REASON = "ValueError: could not convert '<svg onload=window.__pwned=4>'"
-ANSI_TRACEBACK = "\x1b[0;31mValueError\x1b[0m: could not convert\n"
+XSS_FRAME_LINE = 'label = "<img src=x onerror=window.__pwned=6>"'  # a code line in a frame
+# IPython's layout, colours included: the solution's cell frame, then a library's.
+ANSI_TRACEBACK = (
+    "\x1b[0;31m" + "-" * 75 + "\x1b[0m\n"
+    "\x1b[0;31mValueError\x1b[0m                                Traceback (most recent call last)\n"
+    "Cell In[1], line 2\n"
+    f"\x1b[1;32m      1\x1b[0m {XSS_FRAME_LINE}\n"
+    "\x1b[0;32m----> 2\x1b[0m \x1b[38;5;28mfloat\x1b[39m(parse(label))\n"
+    "\n"
+    "File /usr/lib/python3/dist-packages/pandas/core/tools/numeric.py:232, in to_numeric(arg)\n"
+    "    230 values = arg\n"
+    "\x1b[0;32m--> 232\x1b[0m values = lib.maybe_convert_numeric(values)\n"
+    "\n"
+    "\x1b[0;31mValueError\x1b[0m: could not convert\n"
+)
 
 
 @dataclass(frozen=True)
@@ -106,7 +120,8 @@ def write_recorded_run(root: Path) -> RecordedRun:
         {"operator": "draft", "parents": (), "metric": 0.71, "code": XSS_CODE, "plan": XSS_PLAN,
          "exec": ok.model_copy(update={"output": XSS_OUTPUT + "VALIDATION_METRIC: 0.71\n"})},
         {"operator": "draft", "parents": (), "buggy": XSS_REASON, "code": "float('<svg>')\n",
-         "exec": ExecResult(status=ExecStatus.ERROR, output="Traceback...\n",
+         "exec": ExecResult(status=ExecStatus.ERROR,
+                            output="Traceback...\n" + ANSI_TRACEBACK + "\n",
                             error_name="ValueError", error_value="could not convert",
                             traceback=ANSI_TRACEBACK, duration_s=0.3)},
         {"operator": "debug", "parents": (2,), "metric": 0.75, "code": "print(0.75)\n"},

@@ -94,6 +94,36 @@ def solution(
     return "\n".join(lines) + "\n"
 
 
+# A solution held mid-execution: it marks its working directory, then waits until the test
+# creates a file beside the mark (the only place a test can reach a sandboxed solution), so a
+# test sees a node that is really running, for as long as it needs, with no sleep to guess.
+HELD_BACKSTOP_S = 300  # never reached when the test releases it: bounds a broken test
+WAITING, GO_ON, RELEASE = "waiting-for-release", "go-on", "release"
+
+
+def waits_for(name: str) -> str:
+    """Solution lines that block until the test creates ``name`` in the solution's cwd."""
+    return (
+        f"deadline = time.monotonic() + {HELD_BACKSTOP_S}\n"
+        f"while not os.path.exists({name!r}) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n"
+    )
+
+
+def held_solution(printed: str, metric: float = 0.8) -> str:
+    """A solution that runs ``printed`` (lines of code), marks itself waiting, waits for
+    ``RELEASE``, then finishes as :func:`solution` does."""
+    code = "import os, time\n" + printed + f"open({WAITING!r}, 'w').close()\n"
+    return code + waits_for(RELEASE) + solution(metric)
+
+
+def release_held(root: Path) -> None:
+    """Let every held solution under ``root`` go on and finish."""
+    for waiting in root.rglob(WAITING):
+        for name in (GO_ON, RELEASE):
+            (waiting.parent / name).touch()
+
+
 def agent_responder(code: str | None = None) -> Callable[[Received], Reply]:
     """A fake server's responder playing a whole model: a code prompt gets ``code`` (default: a
     good toy solution) in a fenced block; a review prompt gets a ``submit_review`` call."""

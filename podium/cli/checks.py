@@ -111,6 +111,11 @@ def new_directory(path: Path | None, what: str, hint: str) -> None:
         return
 
 
+def is_sweep_dir(path: Path) -> bool:
+    """``path`` holds a sweep (its manifest) and is not itself a run."""
+    return (path / SWEEP_MANIFEST).is_file() and not RunDir(path).journal.is_file()
+
+
 def run_dir(path: Path, need: tuple[str, ...] = RUN_DIR_FILES) -> Path:
     """``path`` is a Podium run directory: it holds the files ``need`` names (by default
     ``config.toml`` and the journal; the journal alone for reading a run that may be starting),
@@ -122,7 +127,7 @@ def run_dir(path: Path, need: tuple[str, ...] = RUN_DIR_FILES) -> Path:
         raise RunDirError(f"{path} does not exist", hint=hint)
     if not stat.S_ISDIR(found.st_mode):
         raise RunDirError(f"{path} is a file, not a run directory", hint=hint)
-    if (path / SWEEP_MANIFEST).is_file() and not rd.journal.is_file():
+    if is_sweep_dir(path):
         raise RunDirError(
             f"{path} is a sweep directory, not a run directory",
             hint=f"give one of its runs, e.g. {path}/runs/…; continue the sweep with: "

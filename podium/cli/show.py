@@ -4,17 +4,25 @@ It reads a run through :func:`podium.viewer.run_data.open_run`, so it works on a
 
 Everything a run holds (plans, code, outputs, tracebacks, prompts, answers) was written by a
 model or by the code it wrote: it is printed as text, never as rich markup, and terminal
-control sequences in it are shown (``\\x1b``) or dropped, never sent to the terminal; only a
-traceback's colours (SGR) are kept. In a pipe the output is plain, wide text.
+control sequences in it are shown (``\\x1b``) or dropped, never sent to the terminal. In a
+pipe the output is plain, wide text.
+
+A failing node's traceback is shown as :func:`podium.tracebacks.render_text` reads it (the
+error, the solution's frames, the library's folded), and once: the copy the kernel also wrote at
+the end of the output is left out of the output. ``--diff`` shows what a node changed from its
+parent(s) (:mod:`podium.code_diff`), unified or ``--side-by-side``.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
@@ -31,15 +39,23 @@ from podium.cli.console import (
     visible,
     wide_console,
 )
+from podium.code_diff import CodeDiff, code_diff, counts, side_by_side
 from podium.errors import UserError
-from podium.records import ModelCall, Node, Usage
+from podium.exec_output import OMITTED
+from podium.records import ModelCall, Node, NodeState, Usage
 from podium.redact import redact
 from podium.scaffolds import RunDir, SummaryGrade, UsageTotals, run_files
-from podium.viewer.run_data import RunView, open_run
+from podium.tracebacks import output_without_traceback, parse_traceback, render_text
+from podium.untrusted import Refused, read_untrusted
+from podium.viewer.run_data import RunView, open_run, run_is_live
 
 REASON_CHARS = 80  # a bug reason in the tree, shortened to one line
 DEFAULT_OUTPUT_LINES = 200
 STYLES = {"good": "green", "buggy": "red", "running": "yellow", "interrupted": "magenta"}
+TRACEBACK_STYLES = {"error": "red", "frame": "", "library": "dim", "link": "bold", "note": "dim"}
+FOLLOW_POLL_S = 0.25  # --follow: how often the files are looked at (a stat each)
+FOLLOW_RUN_EVERY_S = 1.0  # --follow: how often at most the run is read back (its journal)
+FOLLOW_ANCHOR_CHARS = 1024  # --follow: the end of what was printed, looked for in a new tail
 
 
 # --- podium show ---------------------------------------------------------------------------
@@ -58,10 +74,24 @@ def show(
     output_lines: Annotated[
         int, typer.Option(help="With NODE: the output's last N lines (0: all).", min=0)
     ] = DEFAULT_OUTPUT_LINES,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow", "-f", help="With NODE: print its output as it comes, until it finishes."
+        ),
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="With NODE: its code against its parent's (each's).")
+    ] = False,
+    side_by_side_view: Annotated[
+        bool,
+        typer.Option("--side-by-side", help="With NODE: the diff side by side (implies --diff)."),
+    ] = False,
 ) -> None:
     """Show a run's search tree, or one node in full.
 
-    NODE in full: plan, code, output, error, usage, timings and model calls.
+    NODE in full: plan, code, output, error, usage, timings and model calls. A node still
+    running shows its output so far; --follow then prints the rest as it comes and its end.
     """
     if node is not None and buggy:
         raise UserError(
@@ -70,10 +100,19 @@ def show(
         )
     if node is None and messages:
         raise UserError("--messages shows one node's model calls", hint="give a NODE id with it")
+    if node is None and follow:
+        raise UserError("--follow prints one node's output as it comes", hint="give a NODE id")
+    diff = diff or side_by_side_view
+    _check_diff_options(run_dir, node, diff, messages or follow)
     view = open_run(checks.run_dir(run_dir, need=checks.JOURNAL_ONLY))
     console = wide_console()
-    if node is not None:
-        _show_node(console, view, view.node(node), messages, output_lines)
+    if node is not None and diff:
+        _show_diffs(console, view, view.node(node), side_by_side_view)
+    elif node is not None:
+        shown = view.node(node)
+        live = _show_node(console, view, shown, messages, output_lines)
+        if follow and live is not None:
+            _follow(console, view.root, shown.id, live)
     elif buggy:
         _show_buggy(console, view)
     else:
@@ -87,8 +126,9 @@ def _show_header(view: RunView) -> None:
     s, cfg = view.run_summary, view.config
     kinds = [view.kind(n) for n in view.nodes]
     status = view.status
-    if status != "running" and s.stop_reason:
-        status += f" ({STOP_REASONS.get(s.stop_reason, s.stop_reason)})"
+    reason = STOP_REASONS.get(s.stop_reason, s.stop_reason) if s.stop_reason else None
+    if status != "running" and reason and reason != status:  # never "interrupted (interrupted)"
+        status += f" ({reason})"
     steps = f"{sum(1 for n in view.nodes if n.step is not None)} finished: "
     steps += f"{kinds.count('good')} good, {kinds.count('buggy')} buggy"
     for kind in ("running", "interrupted"):
@@ -175,8 +215,9 @@ def _result(view: RunView, node: Node) -> str:
     kind = view.kind(node)
     if kind == "running":
         return f"running ({node.state})"
-    if kind == "interrupted":
-        return f"interrupted ({node.state})"
+    if kind == "interrupted":  # said once when the journal marked it so itself
+        interrupted = node.state is NodeState.INTERRUPTED
+        return "interrupted" if interrupted else f"interrupted ({node.state})"
     if kind == "buggy":
         reason = " ".join(visible(node.bug_reason or "no reason recorded").split())
         if len(reason) > REASON_CHARS:
@@ -212,7 +253,9 @@ def _indented(text: str) -> Text:
 
 def _show_node(
     console: Console, view: RunView, node: Node, messages: bool, output_lines: int
-) -> None:
+) -> str | None:
+    """Print the node; returns the output it showed of a node still running (where
+    ``--follow`` goes on from), None for a node that has ended."""
     _node_meta(console, view, node)
     _section(console, "summary", node.summary)
     _section(console, "plan", node.plan)
@@ -220,9 +263,10 @@ def _show_node(
         lines = len(node.code.splitlines())
         _heading(console, f"code ({lines} line{'s' if lines != 1 else ''})")
         console.print(_code(node.code))
-    _node_output(console, view, node, output_lines)
+    live = _node_output(console, view, node, output_lines)
     _node_error(console, node)
     _node_calls(console, view, node, messages)
+    return live
 
 
 def _node_meta(console: Console, view: RunView, node: Node) -> None:
@@ -285,11 +329,12 @@ def _code(code: str) -> Text:
     return numbered
 
 
-def _node_output(console: Console, view: RunView, node: Node, output_lines: int) -> None:
+def _node_output(console: Console, view: RunView, node: Node, output_lines: int) -> str | None:
+    """The recorded output; for a node still running, its output so far (returned)."""
     result = node.exec
     if result is None:
-        return
-    lines = result.output.splitlines()
+        return _live_output(console, view, node, output_lines) if _running(view, node) else None
+    lines = output_without_traceback(result.output, result.traceback).splitlines()  # it's below
     title = f"output ({result.status}, {duration(result.duration_s)}"
     title += f", {result.output_bytes:,} bytes" if result.output_bytes else ""
     _heading(console, title + ")")
@@ -300,6 +345,7 @@ def _node_output(console: Console, view: RunView, node: Node, output_lines: int)
         where = RunDir(view.root).node_file(node.id, run_files.OUTPUT)
         console.print(Text(f"[{cut} earlier lines cut; all of it: {where}]", style="dim"))
     console.print(terminal_text("\n".join(lines[cut:])))
+    return result.output if _running(view, node) else None  # reviewing: --follow waits on
 
 
 def _node_error(console: Console, node: Node) -> None:
@@ -309,9 +355,10 @@ def _node_error(console: Console, node: Node) -> None:
     _heading(console, "error")
     if result.killed_reason:
         console.print(Text(f"killed: {visible(result.killed_reason)}", style="red"))
-    traceback = (result.traceback or "").strip()
-    if traceback and traceback not in result.output:  # a kernel's is in the output already
-        console.print(terminal_text(traceback, colours=True))  # it ends with name and value
+    traceback = result.traceback or ""  # inert: no escape sequence left in it
+    if traceback.strip():  # the error, the solution's frames, the library's folded
+        for line in render_text(parse_traceback(traceback), solution_code=node.code):
+            console.print(Text(visible(line.text), style=TRACEBACK_STYLES[line.kind]))
     elif result.error_name:
         console.print(Text(visible(f"{result.error_name}: {result.error_value or ''}"), "red"))
 
@@ -364,3 +411,219 @@ def _call_messages(console: Console, number: int, call: ModelCall) -> None:
     if r.tool_call is not None:
         arguments = json.dumps(r.tool_call.arguments, indent=2, ensure_ascii=False)
         console.print(Text(visible(f"tool call {r.tool_call.name}: {arguments}")))
+
+
+# --- a node still running: its output so far, and --follow ---------------------------------
+
+
+def _running(view: RunView, node: Node) -> bool:
+    return view.kind(node) == "running"
+
+
+def _live_output(console: Console, view: RunView, node: Node, output_lines: int) -> str:
+    """A running node's output so far, as the loop keeps it in ``output.txt`` (rewritten about
+    once a second while it executes); returns the text shown (all of it, cut lines included)."""
+    rd = RunDir(view.root)
+    text = _read_live(rd, node.id)
+    _heading(console, f"output so far ({len(text.encode()):,} bytes)")
+    where = rd.node_output(node.id)
+    state = f"still running ({node.state})"
+    if not text:
+        console.print(Text(f"[{state}: no output yet]", style="dim"))
+        return text
+    lines = text.splitlines()
+    cut = len(lines) - output_lines if output_lines and len(lines) > output_lines else 0
+    if cut:
+        console.print(Text(f"[{cut} earlier lines cut; all of it: {where}]", style="dim"))
+    console.print(terminal_text("\n".join(lines[cut:])))
+    console.print(Text(f"[{state}: the output so far, from {where}]", style="dim"))
+    return text
+
+
+def _read_live(rd: RunDir, node_id: int) -> str:
+    """``output.txt`` of the node, or "" while there is none (read as every file of a node
+    directory is: no link followed, bounded)."""
+    try:
+        data = read_untrusted(rd.node_output(node_id), trusted=rd.node_dir(node_id))
+    except (OSError, Refused):
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def _follow(console: Console, root: Path, node_id: int, shown: str) -> None:
+    """Print the node's output as it grows (``shown``: what was printed of it already) until
+    the node is no longer running, then how it ended: ``tail -f`` that exits when done.
+
+    Cheap to leave running for hours: every ``FOLLOW_POLL_S`` it compares the size, time and
+    inode of ``output.txt`` and of the journal's files, reads the output only when its file
+    changed, and reads the run back (at most every ``FOLLOW_RUN_EVERY_S``) only when the
+    journal changed or the run stopped being live. Ctrl-C ends it (exit status 130, as for
+    every command)."""
+    rd = RunDir(root)
+    files = (rd.node_output(node_id), rd.journal, root / run_files.JOURNAL_WAL)
+    seen = [_signature(path) for path in files]
+    changed, next_read = False, 0.0
+    console.print(Text("[following its output until it finishes; Ctrl-C stops]", style="dim"))
+    while True:
+        time.sleep(FOLLOW_POLL_S)
+        now = [_signature(path) for path in files]
+        if now[0] != seen[0]:
+            shown = _print_new(console, shown, _read_live(rd, node_id))
+        changed = changed or now[1:] != seen[1:]
+        seen = now
+        if time.monotonic() < next_read or not (changed or run_is_live(root) is False):
+            continue
+        changed, next_read = False, time.monotonic() + FOLLOW_RUN_EVERY_S
+        view = open_run(root)
+        if not _running(view, node := view.node(node_id)):
+            _print_new(console, shown, _read_live(rd, node_id))
+            _node_end(console, view, node)
+            return
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """What changes when the file is written or replaced (None: there is none)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _print_new(console: Console, shown: str, now: str) -> str:
+    """Print what ``now`` (the output so far) holds past ``shown``; returns ``now``."""
+    new, tail = new_output(shown, now)
+    if new:
+        console.print(terminal_text(new), end="")
+    if tail is not None:
+        console.print(Text("\n[... output cut between two looks: its tail follows ...]", "dim"))
+        console.print(terminal_text(tail), end="")
+    return now
+
+
+def new_output(shown: str, now: str) -> tuple[str, str | None]:
+    """What ``now`` holds past ``shown`` (two versions of a node's output so far): the text
+    that continues ``shown``, and the kept tail after a cut (None: nothing was missed).
+
+    The output keeps its head and tail (``podium.sandbox.output``): once it is longer than the
+    cap a new version is no longer ``shown`` and more. When all of ``shown`` is in the new
+    head, the rest of the head and the tail are new; else ``shown``'s end (the last
+    ``FOLLOW_ANCHOR_CHARS`` of its own tail) is looked for in the new tail, and when it is not
+    there, what came after it left the kept tail between two looks: only the tail is left."""
+    omitted = _last_omitted(now)
+    if omitted is None:
+        return (now[len(shown) :], None) if now.startswith(shown) else ("", now)
+    head, tail = now[: omitted.start()], now[omitted.end() :]
+    if len(shown) >= omitted.end() and now.startswith(shown):  # the same cut: it only grew
+        return now[len(shown) :], None
+    if head.startswith(shown):
+        return head[len(shown) :], tail
+    own = _last_omitted(shown)
+    anchor = shown[own.end() if own else 0 :][-FOLLOW_ANCHOR_CHARS:]
+    found = tail.rfind(anchor) if anchor else -1
+    return (tail[found + len(anchor) :], None) if found >= 0 else ("", tail)
+
+
+def _last_omitted(text: str) -> re.Match[str] | None:
+    """The last mark of omitted bytes in an output: the kept tail follows it."""
+    marks = list(OMITTED.finditer(text))
+    return marks[-1] if marks else None
+
+
+def _node_end(console: Console, view: RunView, node: Node) -> None:
+    """How a followed node ended: its result, and its error if it had one."""
+    kind = view.kind(node)
+    verdict = f"good, metric {_result(view, node)}" if kind == "good" else _result(view, node)
+    line = Text(f"\nnode {node.id} {'finished' if node.state is NodeState.DONE else 'ended'}: ")
+    line.append(verdict, style=STYLES[kind])
+    result = node.exec
+    if result is not None:
+        line.append(f"  ({result.status}, {duration(result.duration_s)})", style="dim")
+    console.print(line)
+    _node_error(console, node)
+
+
+# --- --diff: what a node changed --------------------------------------------------------------
+
+DIFF_STYLES = {" ": "", "-": "red", "+": "green"}
+
+
+def _check_diff_options(run_dir: Path, node: int | None, diff: bool, other: bool) -> None:
+    if diff and node is None:
+        raise UserError("--diff shows one node's code against its parent's", hint="give a NODE id")
+    if diff and other:
+        raise UserError(
+            "--diff prints only the node's diff: give --messages or --follow without it",
+            hint=f"podium show {run_dir} {node} --diff",
+        )
+
+
+def _show_diffs(console: Console, view: RunView, node: Node, side_by_side_view: bool) -> None:
+    """The node's code against each parent's: unified, or side by side at the terminal's width.
+    A crossover has two parents, each diffed in turn."""
+    if not node.parent_ids:
+        console.print(f"node {node.id} is a {node.operator} (no parent): nothing to diff against")
+        return
+    if not node.code:
+        console.print(f"node {node.id} has no code yet ({node.state}): nothing to diff")
+        return
+    head = Text(f"node {node.id}", style="bold")
+    head.append(f"  {node.operator}  parents {', '.join(map(str, node.parent_ids))}")
+    console.print(head)
+    for number, parent_id in enumerate(node.parent_ids, start=1):
+        title = f"diff against #{parent_id}"
+        if len(node.parent_ids) > 1:
+            title += f" (parent {number} of {len(node.parent_ids)})"
+        parent = view.find(parent_id)
+        if parent is None:
+            _heading(console, title)
+            console.print(Text(f"[node {parent_id} is not in the journal]", style="dim"))
+            continue
+        diff = code_diff(parent.code, node.code)
+        added, removed = counts(diff)
+        _heading(console, f"{title}: +{added} -{removed} lines")
+        if not diff.hunks and not diff.cut:
+            console.print(Text("[the same code]", style="dim"))
+        elif side_by_side_view:
+            _print_side_by_side(console, diff)
+        else:
+            _print_unified(console, diff, f"#{parent_id}", f"#{node.id}")
+        if diff.cut:
+            console.print(Text(f"[diff cut: {diff.cut}]", style="dim"))
+
+
+def _print_unified(console: Console, diff: CodeDiff, old_name: str, new_name: str) -> None:
+    console.print(Text(f"--- {old_name}\n+++ {new_name}", style="bold"))
+    for hunk in diff:
+        console.print(Text(hunk.header, style="cyan"))
+        for line in hunk.lines:
+            console.print(Text(visible(line.tag + line.text), style=DIFF_STYLES[line.tag]))
+
+
+def _print_side_by_side(console: Console, diff: CodeDiff) -> None:
+    """Old | new, each side half the width; a line too long for its half is cut with "…"."""
+    rows = side_by_side(diff)
+    numbers = max((max(r.old or 0, r.new or 0) for r in rows), default=0)
+    digits = len(str(numbers))
+    half = max(10, (console.width - 3) // 2 - digits - 3)  # "NN - text" | "NN + text"
+    for row in rows:
+        if row.kind == "hunk":
+            console.print(Text(row.old_text, style="cyan"))
+            continue
+        old_mark = "-" if row.kind in ("changed", "removed") else " "
+        new_mark = "+" if row.kind in ("changed", "added") else " "
+        line = _side(row.old, old_mark, row.old_text, digits, half, "red")
+        line.append(" │ ", style="dim")
+        line.append_text(_side(row.new, new_mark, row.new_text, digits, half, "green"))
+        line.rstrip()  # the new side is not padded out
+        console.print(line, crop=False, overflow="ignore")
+
+
+def _side(number: int | None, mark: str, text: str, digits: int, width: int, style: str) -> Text:
+    side = Text()
+    side.append(f"{number if number is not None else '':>{digits}} {mark} ", style="dim")
+    shown = visible(text.expandtabs(4))
+    if cell_len(shown) > width:
+        shown = set_cell_size(shown, width - 1) + "…"
+    side.append(set_cell_size(shown, width), style=style if mark != " " else "")
+    return side

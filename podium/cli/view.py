@@ -3,7 +3,8 @@
 Without ``--export`` it serves a live page on 127.0.0.1 (never another interface) until
 Ctrl-C; the URL line is printed (and flushed) before serving, as
 ``viewer: http://127.0.0.1:PORT/  (Ctrl-C to stop)``, for people and for scripts that parse it.
-With ``--export FILE`` it writes one self-contained HTML file and exits.
+With ``--export FILE`` it writes one self-contained HTML file and exits. A sweep directory is
+served as its grid of runs, each opening its own page.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ MAX_PORT = 65535
 
 
 def view(
-    run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
+    run_dir: Annotated[
+        Path, typer.Argument(help="The run directory, or a sweep's (its grid of runs).")
+    ],
     port: Annotated[
         int | None,
         typer.Option(help="Port on 127.0.0.1. Default: 8765, or a free one if taken; 0: any."),
@@ -35,12 +38,20 @@ def view(
         typer.Option("--export", metavar="FILE", help="Write one self-contained HTML file."),
     ] = None,
 ) -> None:
-    """Open a run in the browser: a live page on 127.0.0.1, or --export one HTML file."""
-    from podium.cli.checks import JOURNAL_ONLY
+    """Open a run (or a sweep) in the browser: a live page on 127.0.0.1, or --export one HTML
+    file."""
+    from podium.cli.checks import JOURNAL_ONLY, is_sweep_dir
     from podium.cli.checks import run_dir as check_run_dir
     from podium.viewer import export_html, serve
 
-    check_run_dir(run_dir, need=JOURNAL_ONLY)
+    sweep = is_sweep_dir(run_dir)
+    if sweep and export is not None:
+        raise UserError(
+            f"{run_dir} is a sweep: --export writes one run's page",
+            hint=f"export one of its runs: podium view {run_dir}/runs/<id> --export FILE",
+        )
+    if not sweep:
+        check_run_dir(run_dir, need=JOURNAL_ONLY)
     if port is not None and not 0 <= port <= MAX_PORT:
         raise UserError(f"--port {port} is not a port", hint="use 1–65535, or 0 for any free one")
     if export is not None:
@@ -57,7 +68,12 @@ def view(
         if open_browser:
             _open(url)
 
-    serve(run_dir, port, ready)
+    if sweep:
+        from podium.api.sweep_view import SweepView
+
+        serve(SweepView(run_dir), port, ready)
+    else:
+        serve(run_dir, port, ready)
 
 
 def _open(url: str) -> None:

@@ -27,6 +27,7 @@ from podium.sandbox.environment import probe_environment
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, LiveKernel, Reaper, start_kernel
 from podium.sandbox.options import DEFAULT_PREIMPORTS
+from podium.sandbox.output import LiveOutput
 from podium.sandbox.pool import KernelPool
 from podium.sandbox.workspace import Slot
 
@@ -145,14 +146,17 @@ class KernelSandbox(Sandbox):
         prepared = await self._acquire(workspace)
         kernel, guard = prepared.kernel, prepared.guard
         kernel.start_s = time.perf_counter() - asked  # what the node waited, pooled or not
+        live = LiveOutput(workspace.on_output) if workspace.on_output is not None else None
         try:
             result = await kernel.execute(
-                code, limits.timeout_s, limits.max_output_bytes, guard.watch
+                code, limits.timeout_s, limits.max_output_bytes, guard.watch, live
             )
             result = guard.finish(result)
         except BaseException:
             await self._end(prepared, None)
             raise
+        if live is not None:  # the guard may have added to it (a memory limit's kill)
+            live.final(result.output)
         refused = await self._end(prepared, workspace)
         return result.model_copy(update={"submission_refused": refused}) if refused else result
 

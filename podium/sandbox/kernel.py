@@ -33,11 +33,12 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from podium.errors import SandboxError
+from podium.exec_output import died_note, limit_note, timeout_note
 from podium.failpoints import failpoint
 from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.ipc import IpcDir
-from podium.sandbox.output import CappedOutput, strip_ansi
+from podium.sandbox.output import CappedOutput, LiveOutput, strip_ansi
 from podium.sandbox.relay import Relay
 
 POLL_S = 0.1  # how often a silent kernel is checked for death / deadline
@@ -128,9 +129,16 @@ class LiveKernel:
     on_cleanup: list[Callable[[], None]] = field(default_factory=list)
 
     async def execute(
-        self, code: str, timeout_s: float, max_output_bytes: int, watch: Watch | None = None
+        self,
+        code: str,
+        timeout_s: float,
+        max_output_bytes: int,
+        watch: Watch | None = None,
+        live: LiveOutput | None = None,
     ) -> ExecResult:
-        run = _Execution(self, CappedOutput(max_output_bytes), watch)
+        """Run ``code`` once; ``live`` is told the output so far while it runs (its ``poll``,
+        on every turn of the collecting loop: at least every ``POLL_S``)."""
+        run = _Execution(self, CappedOutput(max_output_bytes), watch, live)
         return await run.execute(code, timeout_s)
 
     async def run_silently(self, code: str, timeout_s: float) -> bool:
@@ -339,8 +347,14 @@ class Reaper:
 
 
 class _Execution:
-    def __init__(self, kernel: LiveKernel, output: CappedOutput, watch: Watch | None) -> None:
-        self.kernel, self.output, self.watch = kernel, output, watch
+    def __init__(
+        self,
+        kernel: LiveKernel,
+        output: CappedOutput,
+        watch: Watch | None,
+        live: LiveOutput | None = None,
+    ) -> None:
+        self.kernel, self.output, self.watch, self.live = kernel, output, watch, live
         self.client = kernel.client
         self.error: dict[str, Any] | None = None
         self.limit_reason: str | None = None
@@ -387,17 +401,15 @@ class _Execution:
             killed = "timeout"
             if outcome != "timeout-idle":
                 killed = "timeout (the kernel ignored the interrupt and was killed)"
-            self.output.write(
-                f"\nTimeoutError: execution exceeded {timeout_s:g} s and was stopped\n"
-            )
+            self.output.write(timeout_note(timeout_s))
             return ExecStatus.TIMEOUT, "TimeoutError", killed, killed
         if outcome == "limit":
             reason = self.limit_reason or "resource limit"
-            self.output.write(f"\nResourceLimitExceeded: {reason}; the kernel was killed\n")
+            self.output.write(limit_note(reason))
             return ExecStatus.DIED, "ResourceLimitExceeded", reason, reason
         if outcome == "died":
             why = await self.kernel.exit_description()
-            self.output.write(f"\nKernelDied: {why} during execution\n")
+            self.output.write(died_note(why))
             return ExecStatus.DIED, "KernelDied", why, why
         if self.error:
             name, value = (self.error.get(key) for key in ("ename", "evalue"))
@@ -405,8 +417,13 @@ class _Execution:
         return ExecStatus.OK, None, None, None
 
     async def _collect(self, msg_id: str, deadline: float) -> str:
-        """Read iopub until the kernel is idle: 'idle', 'deadline', 'died' or 'limit'."""
+        """Read iopub until the kernel is idle: 'idle', 'deadline', 'died' or 'limit'.
+
+        Each turn (a message, or ``POLL_S`` of silence) tells ``live`` the output so far when
+        it is due, so output followed by silence is told within about a second too."""
         while True:
+            if self.live is not None:
+                self.live.poll(self.output)
             left = deadline - time.perf_counter()
             if left <= 0:
                 return "deadline"

@@ -12,6 +12,7 @@ owns the sandbox (``close_sandbox``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from podium.errors import SandboxError
@@ -46,8 +47,14 @@ async def execute_solution(
     ``close_sandbox``: the sandbox was made for this one execution (``podium rerun``,
     ``podium sandbox run``) and is closed after it, whatever happened; the loop's sandbox is
     shared by every node and closed by its owner at the end of the run.
+
+    ``workspace.on_output`` (the output so far, while the solution runs) is told the text
+    masked as the result will be (:func:`masked_listener`): what a reader sees live is what
+    the run records, secrets included.
     """
     limits = Limits(timeout_s=timeout_s, max_output_bytes=max_output_bytes)
+    if workspace.on_output is not None:
+        workspace = dataclasses.replace(workspace, on_output=masked_listener(workspace.on_output))
     try:
         result = await sandbox.execute(code, workspace, limits)
     except SandboxError as exc:
@@ -67,6 +74,16 @@ def masked(result: ExecResult) -> ExecResult:
     return result.model_copy(
         update={f: redact(v) for f in fields if isinstance(v := getattr(result, f), str)}
     )
+
+
+def masked_listener(listener: Callable[[str], None]) -> Callable[[str], None]:
+    """``listener``, told the output so far with secrets masked as :func:`masked` masks the
+    result's ``output`` (the text a sandbox tells is the result's, inert already)."""
+
+    def tell(text: str) -> None:
+        listener(redact(text))
+
+    return tell
 
 
 def sandbox_failure(exc: SandboxError) -> ExecResult:

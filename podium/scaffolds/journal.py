@@ -58,6 +58,9 @@ CREATE TABLE IF NOT EXISTS discarded (
 );
 """
 
+# What ``nodes(light=True)`` leaves out (JSON paths into a node's data).
+LIGHT_FIELDS = "'$.plan', '$.code', '$.exec.output', '$.exec.traceback'"
+
 RngState = Any  # what random.Random.getstate() returns, JSON-encoded as nested lists
 
 
@@ -179,17 +182,23 @@ class Journal:
                 (call.node_id, call.role, call.seq, call.model_dump_json()),
             )
 
-    def nodes(self, state: NodeState | None = None) -> list[Node]:
-        """Nodes in id order (finished ones: in step order), optionally of one state."""
+    def nodes(self, state: NodeState | None = None, *, light: bool = False) -> list[Node]:
+        """Nodes in id order (finished ones: in step order), optionally of one state.
+
+        ``light``: without their plan, code, output and traceback (empty), which are most of a
+        node's bytes and of the time reading it takes: for a reader that draws the tree (the
+        viewer's graph, at thousands of nodes, every time the run changes).
+        """
+        data = f"json_remove(data, {LIGHT_FIELDS})" if light else "data"
         if state is NodeState.DONE:  # admitted ones in step order, then those not yet admitted
-            sql = "SELECT data FROM nodes WHERE state='done' ORDER BY step IS NULL, step, id"
+            sql = f"SELECT {data} FROM nodes WHERE state='done' ORDER BY step IS NULL, step, id"
             rows = self._db.execute(sql).fetchall()
         elif state is not None:
             rows = self._db.execute(
-                "SELECT data FROM nodes WHERE state=? ORDER BY id", (state.value,)
+                f"SELECT {data} FROM nodes WHERE state=? ORDER BY id", (state.value,)
             ).fetchall()
         else:
-            rows = self._db.execute("SELECT data FROM nodes ORDER BY id").fetchall()
+            rows = self._db.execute(f"SELECT {data} FROM nodes ORDER BY id").fetchall()
         return [Node.model_validate_json(r[0]) for r in rows]
 
     def unfinished(self) -> list[Node]:

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -70,6 +72,7 @@ from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
 from podium.untrusted import remove_tree
 
+log = logging.getLogger(__name__)
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
 MAX_FAILED_PROPOSALS = 3  # consecutive nodes whose model or operator failed: the run stops
 Schedule = Literal["reproducible", "eager"]
@@ -506,7 +509,10 @@ class Search:
         if (left := self.time_left()) is not None:
             timeout = max(min(timeout, left), 1.0)
         workspace = Workspace(
-            self.run_dir.node_dir(node.id), self.parts.task.public_dir, self.settings.keep_working
+            self.run_dir.node_dir(node.id),
+            self.parts.task.public_dir,
+            self.settings.keep_working,
+            on_output=self._live_output(node.id),
         )
         sandbox_errors: list[SandboxError] = []
         result = await execute_solution(
@@ -519,6 +525,25 @@ class Search:
         )
         self._count_sandbox_failure(sandbox_errors[0] if sandbox_errors else None)
         return result
+
+    def _live_output(self, node_id: int) -> Callable[[str], None]:
+        """Writes the node's output so far to its ``output.txt`` while it executes, for the
+        viewer and ``podium show``. A failed write (a full or read-only disk) never fails the
+        node: the final output is written when the execution ends, with that write's own
+        error handling, which reports the disk's problem; so the live one is only logged
+        once, at INFO (``podium -v``), not warned about twice."""
+        failed = False
+
+        def write(text: str) -> None:
+            nonlocal failed
+            try:
+                self.run_dir.write_live_output(node_id, text)
+            except Exception as exc:  # a side channel: nothing of the node's depends on it
+                if not failed:
+                    log.info("node %d: its output so far was not written: %s", node_id, exc)
+                failed = True
+
+        return write
 
     def _count_sandbox_failure(self, exc: SandboxError | None) -> None:
         """A sandbox that cannot start kernels fails every node: after a few failures in a row

@@ -3,7 +3,8 @@
 ```
 DIR/config.toml        the resolved config           DIR/summary.json   the run's outcome
 DIR/journal.sqlite     every node and model call      DIR/grade.json     once graded
-DIR/nodes/<id>/        solution.py, output.txt, submission.csv (if any), working/ (if kept)
+DIR/nodes/<id>/        solution.py, output.txt (the output so far while it executes),
+                       submission.csv (if any), working/ (if kept)
 DIR/best/              solution.py, submission.csv, node.json: the chosen final node
 ```
 
@@ -83,6 +84,12 @@ class RunDir:
     def node_file(self, node_id: int, name: str) -> Path:
         """A file of the node: ``name`` is one of run_files' node names (SOLUTION, OUTPUT...)."""
         return self.node_dir(node_id) / name
+
+    def node_output(self, node_id: int) -> Path:
+        """The node's ``output.txt``: while it executes, the output so far (rewritten whole
+        about once a second, capped and masked as the result will be); once its execution has
+        ended, what the result holds. Readers of a running node's output read it here."""
+        return self.node_file(node_id, run_files.OUTPUT)
 
     def final_rerun_dir(self, node_id: int) -> Path:
         """Where the final choice runs a top-k candidate once more (replaced each time)."""
@@ -188,6 +195,13 @@ class RunDir:
     def write_text(self, node_id: int, name: str, text: str) -> None:
         self.write_file(self.node_dir(node_id) / name, text)
 
+    def write_live_output(self, node_id: int, text: str) -> None:
+        """The output so far of a node that is executing, as :meth:`node_output`: replaced
+        whole like every file here, but not flushed to the disk (it is rewritten every second
+        and replaced by the final output, which is); a failure is a RunDirError as usual, which
+        the caller may ignore: the final write has the last word."""
+        self.write_file(self.node_output(node_id), text, durable=False)
+
     def missing_submissions(self, nodes: Iterable[Node]) -> list[int]:
         """The good nodes among ``nodes`` whose ``submission.csv`` is gone from ``nodes/``:
         one of them chosen as the final node would give a ``best/`` without a submission."""
@@ -253,10 +267,11 @@ class RunDir:
     def write_json(self, path: Path, data: dict[str, Any]) -> None:
         self.write_file(path, json.dumps(data, indent=2, default=str) + "\n")
 
-    def write_file(self, path: Path, text: str) -> None:
+    def write_file(self, path: Path, text: str, durable: bool = True) -> None:
         """Replace ``path`` with ``text``, whole: written to ``path.tmp``, flushed to the disk
-        (so a crash cannot leave the renamed file empty), then renamed over ``path``. On failure
-        the temp file is removed and the old ``path`` is untouched."""
+        (so a crash cannot leave the renamed file empty; ``durable=False`` skips it, for a file
+        soon replaced again), then renamed over ``path``. On failure the temp file is removed
+        and the old ``path`` is untouched."""
         tmp = path.with_name(path.name + TMP_SUFFIX)
         try:
             tmp.unlink(missing_ok=True)  # never follow what may have been left there
@@ -264,7 +279,8 @@ class RunDir:
             with open(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)
         except OSError as exc:
             with contextlib.suppress(OSError):

@@ -26,7 +26,7 @@ def export_html(run_dir: Path, dest: Path) -> int:
     """
     _check_dest(dest)
     view = open_run(run_dir)
-    html = page.export_page(export_data(view))
+    html = page.export_page(*export_data(view))
     _write_atomically(dest, html)
     return len(view.nodes)
 

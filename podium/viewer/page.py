@@ -23,6 +23,7 @@ STYLE_LINK = '<link rel="stylesheet" href="/static/style.css">'
 SCRIPT_TAG = '<script src="/static/app.js" defer></script>'
 CONTENT_TYPES = {
     "app.js": "text/javascript; charset=utf-8",
+    "sweep.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 
@@ -36,13 +37,18 @@ def live_page() -> str:
     return _read("index.html")
 
 
+def sweep_page() -> str:
+    """sweep.html: a sweep's grid of runs, each linking to its run's page."""
+    return _read("sweep.html")
+
+
 def _stylesheet() -> str:
     """style.css followed by the colours of highlighted code (pygments, scoped to ``.hl``)."""
     return _read("style.css") + "\n/* highlighted code (pygments) */\n" + highlight.css()
 
 
 def static_file(name: str) -> tuple[bytes, str] | None:
-    """``(body, content type)`` for ``app.js`` or ``style.css``; None for any other name."""
+    """``(body, content type)`` for one of ``CONTENT_TYPES``; None for any other name."""
     if name not in CONTENT_TYPES:
         return None
     text = _stylesheet() if name == "style.css" else _read(name)
@@ -60,11 +66,12 @@ def _sha256(text: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
-def export_page(data: dict[str, Any]) -> str:
+def export_page(run: dict[str, Any], details: dict[str, Any]) -> str:
     """One HTML file that shows the run with no server and no network.
 
-    ``data`` is ``{"run": RunJSON, "details": {"<id>": NodeDetail}}``. The page's script runs
-    in export mode when it finds ``#podium-data``.
+    ``run`` is RunJSON, embedded as ``#podium-data``; ``details`` the packed NodeDetails
+    (``packing.pack``), as ``#podium-details``, which the page parses only when a node is first
+    opened or searched. The page's script runs in export mode when it finds ``#podium-data``.
     """
     css, js = _stylesheet(), _read("app.js")
     # Our own files: these would end their inline element early (never true, checked anyway).
@@ -85,7 +92,8 @@ def export_page(data: dict[str, Any]) -> str:
     page = page.replace(STYLE_LINK, f"<style>{css}</style>")
     page = page.replace(SCRIPT_TAG + "\n", "").replace(SCRIPT_TAG, "")
     body_end = (
-        f'<script type="application/json" id="podium-data">{embed_json(data)}</script>\n'
+        f'<script type="application/json" id="podium-data">{embed_json(run)}</script>\n'
+        f'<script type="application/json" id="podium-details">{embed_json(details)}</script>\n'
         f"<script>{js}</script>\n</body>"
     )
     return page.replace("</body>", body_end)

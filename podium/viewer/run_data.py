@@ -19,8 +19,10 @@ from typing import Any, Literal
 from podium.errors import RunDirError, UserError
 from podium.records import ModelCall, Node, NodeState
 from podium.scaffolds import Journal, RunDir, RunSummary, run_files
+from podium.untrusted import strip_ansi
 
 NodeKind = Literal["good", "buggy", "running", "interrupted"]
+LIVE_OUTPUT_READ_CAP = 4 * 1024 * 1024
 RUNNING_STATES = (NodeState.PROPOSING, NodeState.EXECUTING, NodeState.REVIEWING)
 
 
@@ -69,8 +71,33 @@ class RunView:
         have = f"nodes {self.nodes[0].id}–{self.nodes[-1].id}" if self.nodes else "no nodes yet"
         raise UserError(f"{self.root} has no node {node_id}", hint=f"this run has {have}")
 
+    def find(self, node_id: int) -> Node | None:
+        """The node with this id, or None."""
+        return self._by_id.get(node_id)
+
+    @cached_property
+    def _by_id(self) -> dict[int, Node]:
+        return {n.id: n for n in self.nodes}
+
     def children(self, node_id: int) -> list[int]:
         return [n.id for n in self.nodes if node_id in n.parent_ids]
+
+    def live_output(self, node_id: int) -> str:
+        """What a node still executing has printed so far (:meth:`read_output`)."""
+        return self.read_output(self.root, node_id)
+
+    @staticmethod
+    def read_output(root: Path, node_id: int) -> str:
+        """A node's output file as the page shows it: for a node still executing, what it has
+        printed so far (the loop rewrites the file while it runs; empty before its first
+        write). Read with a cap: the file is the capped output, but a reader never trusts a
+        size it did not check."""
+        try:
+            with open(RunDir(root).node_output(node_id), "rb") as fh:
+                data = fh.read(LIVE_OUTPUT_READ_CAP)
+        except OSError:
+            return ""
+        return strip_ansi(data.decode("utf-8", errors="replace"))
 
     def kind(self, node: Node) -> NodeKind:
         """The colour a node is drawn in. A node left mid-way by a dead run is interrupted."""
@@ -90,8 +117,11 @@ class RunView:
             journal.close()
 
 
-def open_run(path: Path) -> RunView:
-    """Read a run directory; a path that is not one is a one-line error with a hint."""
+def open_run(path: Path, *, light: bool = False) -> RunView:
+    """Read a run directory; a path that is not one is a one-line error with a hint.
+
+    ``light``: the nodes without their plan, code, output and traceback (``Journal.nodes``),
+    for what draws only the tree (the RunJSON)."""
     rd = RunDir(Path(path))
     if not rd.root.is_dir():
         raise RunDirError(f"{rd.root} does not exist", hint="give a run directory, e.g. runs/…")
@@ -102,7 +132,7 @@ def open_run(path: Path) -> RunView:
         raise RunDirError(f"{rd.root} is not a Podium run directory (no journal)", hint=hint)
     journal = Journal.open(rd.journal)
     try:
-        nodes = journal.nodes()
+        nodes = journal.nodes(light=light)
         meta = journal.meta()
         discarded = journal.discarded_count()
     finally:

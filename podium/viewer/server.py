@@ -1,13 +1,17 @@
 """The live viewer: a small HTTP server on 127.0.0.1 serving the page and the run as JSON.
 
-Routes (docs/viewer.md, "The page's contract"): ``/`` the page, ``/static/app.js`` and
-``/static/style.css``, ``/api/run`` (RunJSON, with an ETag so an unchanged run answers 304),
-``/api/node/<id>`` (NodeDetail) and ``/api/search?q=`` (``{"ids": [...]}``); else 404.
+Routes of a run (docs/viewer.md, "The page's contract"): ``/`` the page, ``/static/…`` its
+script and style, ``/api/run`` (RunJSON, with an ETag so an unchanged run answers 304),
+``/api/node/<id>`` (NodeDetail), ``/api/node/<id>/output`` (a running node's output so far) and
+``/api/search?q=`` (``{"ids": [...]}``); else 404. Serving a sweep, ``/`` is the sweep's page,
+``/api/sweep`` its grid (SweepJSON, ETag too), and each run's routes are under
+``/runs/<run id>/``; the page asks relative URLs, so one page serves both.
 
 Safety: the socket is bound to 127.0.0.1 only, and a request whose Host header is not
 ``127.0.0.1:PORT`` or ``localhost:PORT`` gets 403, so a web page the user visits cannot reach
 the viewer by rebinding its own domain name to 127.0.0.1 (DNS rebinding). Every response carries
-a strict Content-Security-Policy: the page runs its own script and nothing else.
+a strict Content-Security-Policy: the page runs its own script and nothing else. A sweep's run
+is found by its id in the sweep's manifest, never by a path taken from the URL.
 
 Each request reads the run afresh (``open_run``): the run may be written at the same time by a
 live ``podium run``, and SQLite connections cannot be shared between the server's threads.
@@ -17,7 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
+import re
 import signal
 import socketserver
 import threading
@@ -26,13 +32,13 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from podium.errors import UserError
 from podium.scaffolds import run_files
 from podium.viewer import page, snapshot
-from podium.viewer.run_data import open_run, run_is_live
+from podium.viewer.run_data import RunView, open_run, run_is_live
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -49,17 +55,46 @@ JSON_TYPE = "application/json; charset=utf-8"
 PORT_HINT = "pick another with --port N, or --port 0 for any free port"
 
 
+RUN_PREFIX = re.compile(r"/runs/([A-Za-z0-9._=+-]{1,200})(/.*)?")
+
+
+class SweepSource(Protocol):
+    """A sweep as the viewer serves it (the sweep's owner builds it: ``podium.api``).
+
+    ``grid()`` is SweepJSON (docs/viewer.md): the sweep's header and one entry per run, each
+    with its ``id``; ``run_dir(id)`` is that run's directory, or None for an id the sweep does
+    not have."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def grid(self) -> dict[str, Any]: ...
+
+    def run_dir(self, run_id: str) -> Path | None: ...
+
+
 class ViewerServer(ThreadingHTTPServer):
-    """Serves one run directory. Request threads are daemons: a client holding a connection
-    open never delays the viewer's exit."""
+    """Serves one run directory, or a sweep and each of its runs. Request threads are daemons:
+    a client holding a connection open never delays the viewer's exit."""
 
     daemon_threads = True
     allow_reuse_port = False  # never share a port with another viewer (newer Pythons set it)
 
-    def __init__(self, run_dir: Path, port: int) -> None:
-        self.run_dir = run_dir
-        self.runs = RunCache(run_dir)
+    def __init__(self, target: Path | SweepSource, port: int) -> None:
+        self.sweep = None if isinstance(target, Path) else target
+        self.run_dir = target if isinstance(target, Path) else target.root
+        self._caches: dict[Path, RunCache] = {}
+        self._caches_lock = threading.Lock()
         super().__init__((HOST, port), _Handler)
+
+    @property
+    def runs(self) -> RunCache:
+        """The served run's cache (a sweep's own directory has none: see ``cache``)."""
+        return self.cache(self.run_dir)
+
+    def cache(self, run_dir: Path) -> RunCache:
+        with self._caches_lock:
+            return self._caches.setdefault(run_dir, RunCache(run_dir))
 
     def server_bind(self) -> None:
         """Bind without HTTPServer's reverse DNS lookup of the address (``getfqdn``), which
@@ -110,7 +145,7 @@ class RunCache:
         with self._lock:
             if self._last is not None and self._last[0] == key:
                 return self._last[1]
-        data = snapshot.run_json(open_run(self.run_dir))
+        data = snapshot.run_json(open_run(self.run_dir, light=True))
         with self._lock:
             self._last = (key, data)
         return data
@@ -127,18 +162,19 @@ class RunCache:
         return (*stamps, run_is_live(self.run_dir))
 
 
-def make_server(run_dir: Path, port: int | None) -> ViewerServer:
-    """A server bound (and listening) on 127.0.0.1. ``port`` None: 8765, or any free port
-    when 8765 is taken; 0: any free port; a taken explicit port is a one-line error."""
+def make_server(target: Path | SweepSource, port: int | None) -> ViewerServer:
+    """A server of a run dir or a sweep, bound (and listening) on 127.0.0.1. ``port`` None:
+    8765, or any free port when 8765 is taken; 0: any free port; a taken explicit port is a
+    one-line error."""
     if port is None:
         try:
-            return ViewerServer(run_dir, DEFAULT_PORT)
+            return ViewerServer(target, DEFAULT_PORT)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 raise _bind_error(DEFAULT_PORT, exc) from None
             port = 0
     try:
-        return ViewerServer(run_dir, port)
+        return ViewerServer(target, port)
     except OSError as exc:
         raise _bind_error(port, exc) from None
 
@@ -149,15 +185,18 @@ def _bind_error(port: int, exc: OSError) -> UserError:
     return UserError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}", hint=PORT_HINT)
 
 
-def serve(run_dir: Path, port: int | None, ready: Callable[[str], None]) -> None:
-    """Serve ``run_dir`` until SIGINT or SIGTERM, then stop cleanly and return.
+def serve(target: Path | SweepSource, port: int | None, ready: Callable[[str], None]) -> None:
+    """Serve a run dir or a sweep until SIGINT or SIGTERM, then stop cleanly and return.
 
-    The run dir is checked first (a missing or wrong one is a one-line error, before any port
+    The target is read first (a missing or wrong run dir is a one-line error, before any port
     is taken). ``ready(url)`` is called once the socket listens, with the stop signals already
     caught, so a client may connect as soon as it hears of the URL. Main thread only.
     """
-    open_run(run_dir)
-    server = make_server(run_dir, port)
+    if isinstance(target, Path):
+        open_run(target)
+    else:
+        target.grid()
+    server = make_server(target, port)
     stop = threading.Event()
     with _stop_on_signals(stop):
         thread = threading.Thread(
@@ -221,32 +260,74 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": message})
 
     def _route(self, path: str, query: dict[str, list[str]]) -> None:
+        if path.startswith("/static/"):
+            self._static(path[len("/static/") :])
+        elif self.server.sweep is None:
+            self._run_route(self.server.run_dir, path, query)
+        elif path == "/":
+            self._page(page.sweep_page())
+        elif path == "/api/sweep":
+            self._versioned(self.server.sweep.grid())
+        elif match := RUN_PREFIX.fullmatch(path):
+            self._sweep_run(match[1], match[2], query)
+        else:
+            self._not_found(path)
+
+    def _sweep_run(self, run_id: str, rest: str | None, query: dict[str, list[str]]) -> None:
+        assert self.server.sweep is not None
+        run_dir = self.server.sweep.run_dir(run_id)
+        if run_dir is None:
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"this sweep has no run {run_id}"})
+        elif rest is None:  # /runs/<id>: the page's relative URLs need the slash
+            self.send_response(HTTPStatus.MOVED_PERMANENTLY)
+            self.send_header("Location", f"/runs/{run_id}/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._run_route(run_dir, rest, query)
+
+    def _run_route(self, run_dir: Path, path: str, query: dict[str, list[str]]) -> None:
+        node = path.removeprefix("/api/node/") if path.startswith("/api/node/") else ""
         if path == "/":
-            body = page.live_page().encode("utf-8")
-            self._send(HTTPStatus.OK, body, "text/html; charset=utf-8", cache="no-cache")
-        elif path.startswith("/static/") and (found := page.static_file(path[8:])) is not None:
-            self._send(HTTPStatus.OK, found[0], found[1], cache="no-cache")
+            self._page(page.live_page())
         elif path == "/api/run":
-            self._run()
-        elif path.startswith("/api/node/") and path[10:].isascii() and path[10:].isdigit():
-            self._node(int(path[10:]))
+            self._versioned(self.server.cache(run_dir).get())
+        elif node.isascii() and node.isdigit():
+            self._node(run_dir, int(node))
+        elif node.endswith("/output") and node[:-7].isascii() and node[:-7].isdigit():
+            self._json(HTTPStatus.OK, _live_output(run_dir, int(node[:-7])))
         elif path == "/api/search":
-            view = open_run(self.server.run_dir)
+            view = open_run(run_dir)
             self._json(HTTPStatus.OK, {"ids": snapshot.search_ids(view, query.get("q", [""])[0])})
         else:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"not found: {path}"})
+            self._not_found(path)
 
-    def _run(self) -> None:
-        data = self.server.runs.get()
+    def _static(self, name: str) -> None:
+        found = page.static_file(name)
+        if found is None:
+            self._not_found(f"/static/{name}")
+        else:
+            self._send(HTTPStatus.OK, found[0], found[1], cache="no-cache")
+
+    def _page(self, html: str) -> None:
+        self._send(
+            HTTPStatus.OK, html.encode("utf-8"), "text/html; charset=utf-8", cache="no-cache"
+        )
+
+    def _not_found(self, path: str) -> None:
+        self._json(HTTPStatus.NOT_FOUND, {"error": f"not found: {path}"})
+
+    def _versioned(self, data: dict[str, Any]) -> None:
+        """JSON whose ``version`` is its ETag: a poll of unchanged data answers 304."""
         etag = f'"{data["version"]}"'
         if _matches(etag, self.headers.get("If-None-Match", "")):
             self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)
         else:
             self._json(HTTPStatus.OK, data, etag=etag)
 
-    def _node(self, node_id: int) -> None:
-        view = open_run(self.server.run_dir)
-        if all(n.id != node_id for n in view.nodes):
+    def _node(self, run_dir: Path, node_id: int) -> None:
+        view = open_run(run_dir)
+        if view.find(node_id) is None:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no node {node_id}"})
         else:
             self._json(HTTPStatus.OK, snapshot.node_detail(view, node_id))
@@ -275,6 +356,14 @@ class _Handler(BaseHTTPRequestHandler):
         if body and not self.head_only:
             with contextlib.suppress(ConnectionError):
                 self.wfile.write(body)
+
+
+def _live_output(run_dir: Path, node_id: int) -> dict[str, Any]:
+    """A running node's output so far, read from its file alone (no journal: the page asks
+    every second while the node runs), with a digest the page compares to skip a redraw."""
+    text = RunView.read_output(run_dir, node_id)
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return {"id": node_id, "output": text, "version": digest}
 
 
 def _matches(etag: str, header: str) -> bool:

@@ -17,13 +17,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from podium.records import ExecResult, ModelCall, Node, Usage
+from podium import code_diff, tracebacks
+from podium.records import ExecResult, ModelCall, Node, NodeState, Usage
 from podium.sandbox import strip_ansi
 from podium.scaffolds.run_files import SummaryGrade
-from podium.viewer import highlight
+from podium.viewer import highlight, packing
+from podium.viewer.layout import GraphLayout, layout
 from podium.viewer.run_data import RunView
 
-FORMAT = "podium-view/1"
+FORMAT = "podium-view/2"
 GRADE_FIELDS = ("score", "medal", "any_medal", "valid_submission", "above_median")
 
 # --- the run ------------------------------------------------------------------------------
@@ -32,13 +34,15 @@ GRADE_FIELDS = ("score", "medal", "any_medal", "valid_submission", "above_median
 def run_json(view: RunView) -> dict[str, Any]:
     """RunJSON: the run's header and every node (light), with a ``version`` that changes
     whenever anything else in it changes (the server's ETag; the page's "anything new?")."""
+    places = layout((n.id, n.parent_ids) for n in view.nodes)
     data: dict[str, Any] = {
         "live": view.live is True,
         "run": _run_header(view),
         "operators": sorted({n.operator for n in view.nodes}),
-        "nodes": [light_node(view, n) for n in view.nodes],
+        "layout": {"width": places.width, "depth": places.depth},
+        "nodes": [{**light_node(view, n), **_placed(places, n.id)} for n in view.nodes],
     }
-    data = _finite_dict(data)
+    data["run"] = _finite_dict(data["run"])  # a node's numbers are made finite in light_node
     return {"format": FORMAT, "version": _version(data), **data}
 
 
@@ -128,8 +132,22 @@ def _grade(grade: SummaryGrade | None) -> dict[str, Any] | None:
 # --- one node -----------------------------------------------------------------------------
 
 
+LAYOUT_FIELDS = ("x", "y", "tree_parent")
+
+
+def _placed(places: GraphLayout, node_id: int) -> dict[str, Any]:
+    """Where a node sits in the graph (``layout``: x in slots, y in layers) and the parent it
+    hangs under (None: a root). RunJSON's nodes have these; a NodeDetail does not."""
+    return {
+        "x": places.x.get(node_id),
+        "y": places.y.get(node_id),
+        "tree_parent": places.tree_parent.get(node_id),
+    }
+
+
 def light_node(view: RunView, node: Node) -> dict[str, Any]:
-    """LightNode: what the graph and the node list draw."""
+    """LightNode: what the graph, the chart and the node list draw (RunJSON adds its place in
+    the graph, ``LAYOUT_FIELDS``)."""
     return {
         "id": node.id,
         "parents": list(node.parent_ids),
@@ -139,19 +157,20 @@ def light_node(view: RunView, node: Node) -> dict[str, Any]:
         "best": node.id == view.best_id,
         "on_best_path": node.id in view.best_path,
         "step": node.step,
-        "metric": node.metric.value if node.metric else None,
+        "metric": _finite(node.metric.value) if node.metric else None,
         "bug_reason": node.bug_reason,
         "summary": node.summary,  # the review's verdict: the node list's "why" column
         "worker": node.worker,
-        "total_s": node.timings.total_s,
-        "cost_usd": node.usage.cost_usd,
+        "total_s": _finite(node.timings.total_s),
+        "cost_usd": _finite(node.usage.cost_usd),
         "created_at": node.created_at.isoformat(),
         "finished_at": node.finished_at.isoformat() if node.finished_at else None,
     }
 
 
 def node_detail(view: RunView, node_id: int) -> dict[str, Any]:
-    """NodeDetail: a LightNode plus its plan, code, output, review and model calls in full.
+    """NodeDetail: a LightNode plus its plan, code, diffs, output, review and model calls in
+    full.
 
     A node the run does not have is a one-line ``UserError`` (from ``RunView.node``).
     """
@@ -159,12 +178,15 @@ def node_detail(view: RunView, node_id: int) -> dict[str, Any]:
 
 
 def _detail(view: RunView, node: Node, calls: list[ModelCall]) -> dict[str, Any]:
+    output, live = _output(view, node)
     detail = {
         **light_node(view, node),
         "plan": node.plan,
         "code": node.code,
         "code_html": highlight.code_html(node.code),
-        "output": strip_ansi(node.exec.output) if node.exec else "",
+        "diffs": _diffs(view, node),
+        **output,
+        "output_live": live,
         "exec": _exec(node.exec) if node.exec else None,
         "summary": node.summary,
         "has_submission": node.has_submission,
@@ -176,11 +198,46 @@ def _detail(view: RunView, node: Node, calls: list[ModelCall]) -> dict[str, Any]
     return _finite_dict(detail)
 
 
+def _output(view: RunView, node: Node) -> tuple[dict[str, Any], bool]:
+    """The output as the page shows it: a finished node's without the copy of its traceback at
+    the end (the error section shows it once), a node still executing its output so far (the
+    file the loop rewrites while it runs), capped like any output."""
+    if node.exec is None:
+        if node.state is NodeState.EXECUTING:
+            return {"output": view.live_output(node.id), "output_traceback_cut": False}, True
+        return {"output": "", "output_traceback_cut": False}, False
+    full = strip_ansi(node.exec.output)
+    shown = tracebacks.output_without_traceback(full, _traceback_text(node.exec))
+    return {"output": shown, "output_traceback_cut": shown != full}, False
+
+
+def _traceback_text(result: ExecResult) -> str | None:
+    return strip_ansi(result.traceback) if result.traceback is not None else None
+
+
 def _exec(result: ExecResult) -> dict[str, Any]:
+    """The execution's fields, the traceback as text and parsed (``tracebacks.as_json``: the
+    solution's frames first on the page, library frames folded)."""
     data = result.model_dump(mode="json", exclude={"output"})
-    if result.traceback is not None:
-        data["traceback"] = strip_ansi(result.traceback)
+    text = _traceback_text(result)
+    data["traceback"] = text
+    data["traceback_parsed"] = (
+        tracebacks.as_json(tracebacks.parse_traceback(text)) if text else None
+    )
     return data
+
+
+def _diffs(view: RunView, node: Node) -> list[dict[str, Any]]:
+    """The node's code against each parent's (a crossover has two): ``code_diff.as_json`` and
+    the parent's id."""
+    out = []
+    for parent_id in node.parent_ids:
+        parent = view.find(parent_id)
+        if parent is None:
+            continue
+        diff = code_diff.code_diff(parent.code, node.code)
+        out.append({"parent": parent_id, **code_diff.as_json(diff)})
+    return out
 
 
 def _call(call: ModelCall) -> dict[str, Any]:
@@ -233,14 +290,17 @@ def _searched(node: Node) -> Iterable[str]:
         yield strip_ansi(node.exec.traceback or "")
 
 
-def export_data(view: RunView) -> dict[str, Any]:
-    """What an export embeds: ``{"run": RunJSON, "details": {"<id>": NodeDetail}}``.
+def export_data(view: RunView) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What an export embeds: RunJSON, and every NodeDetail packed (``packing.pack``: the
+    prompts, code and outputs repeated across nodes stored once).
 
-    The model calls are read in one pass over the journal, not one query per node.
+    Two parts, so that the page draws the graph from the first without parsing the second,
+    which it reads when a node is first opened. The model calls are read in one pass over the
+    journal, not one query per node.
     """
     calls = _all_calls(view)
     details = {str(n.id): _detail(view, n, calls.get(n.id, [])) for n in view.nodes}
-    return {"run": run_json(view), "details": details}
+    return run_json(view), packing.pack(details)
 
 
 def _all_calls(view: RunView) -> dict[int, list[ModelCall]]:

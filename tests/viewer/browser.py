@@ -21,6 +21,7 @@ The DOM contract these checks hold the page (``podium/viewer/static/``) to:
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -28,7 +29,14 @@ from dataclasses import dataclass, field
 
 from playwright.sync_api import Page, expect
 
-from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
+from tests.recorded_run import (
+    XSS_CODE,
+    XSS_FRAME_LINE,
+    XSS_OUTPUT,
+    XSS_PLAN,
+    XSS_REASON,
+    RecordedRun,
+)
 
 SYSTEM_PROMPT = "You are a Kaggle grandmaster. <b>Be brief.</b>"
 XSS_CODE_LINE = "</script><script>window.__pwned = 1</script>"
@@ -43,7 +51,7 @@ _PARSED_JS = """() => [
     ...[...document.querySelectorAll('b, i, em')].filter(e => ['bold?', 'markup', 'looks',
         'Be brief.'].includes(e.textContent)),
     ...[...document.querySelectorAll('script')].filter(e => e.textContent.includes('__pwned')
-        && e.id !== 'podium-data'),
+        && e.id !== 'podium-data' && e.id !== 'podium-details'),
 ].map(e => e.outerHTML)"""
 _IDS_JS = """sel => [...document.querySelectorAll(sel)]
     .filter(e => !e.classList.contains('filtered-out'))
@@ -334,3 +342,164 @@ def exercise(page: Page, url: str, run: RecordedRun) -> None:
     for node_id in range(1, run.node_count + 1):
         open_node(page, node_id, via="graph" if node_id % 2 else "list")
     check_filters(page, run)
+
+
+# --- what a big run needs: diffs, tracebacks, the list's tools, collapsing, the chart ---------
+
+# Every text drawn in the graph that is displayed, with its height on screen (px).
+_TEXT_SIZES_JS = """() => [...document.querySelectorAll('#graph text')]
+    .filter(t => t.getClientRects().length > 0 && t.textContent.trim())
+    .map(t => [t.textContent, t.getBoundingClientRect().height,
+               parseFloat(getComputedStyle(t).fontSize)])"""
+# Each node's drawn shape on screen: [id, left, top, width, height] of what is displayed.
+_NODE_BOXES_JS = """() => [...document.querySelectorAll('#graph g.node')].map(g => {
+    const shape = [...g.querySelectorAll('.box, .dot')].find(e => e.getClientRects().length > 0);
+    const r = shape ? shape.getBoundingClientRect() : {left: 0, top: 0, width: 0, height: 0};
+    return [Number(g.dataset.nodeId), r.left, r.top, r.width, r.height]; })"""
+_FILLS_JS = """() => [...document.querySelectorAll('#graph g.node.good')].map(g => {
+    const shape = [...g.querySelectorAll('.box, .dot')].find(e => e.getClientRects().length > 0);
+    return [Number(g.dataset.nodeId), getComputedStyle(shape).fill]; })"""
+MIN_LABEL_PX = 10.0
+
+
+def luminance(css_colour: str) -> float:
+    """Relative luminance of ``rgb(r, g, b)`` (what a reader sees as light or dark)."""
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css_colour)[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def check_legible(page: Page) -> list[str]:
+    """Every label shown in the graph is at least ``MIN_LABEL_PX`` tall on screen; the labels."""
+    sizes = page.evaluate(_TEXT_SIZES_JS)
+    assert sizes, "no label is shown"
+    small = [(t, h, f) for t, h, f in sizes if f < MIN_LABEL_PX or h < MIN_LABEL_PX]
+    assert not small, f"labels under {MIN_LABEL_PX} px: {small[:5]}"
+    return [str(t) for t, _, _ in sizes]
+
+
+def check_nodes_in_view(page: Page, ids: set[int], min_px: float = 5.0) -> None:
+    """The nodes ``ids`` are drawn inside the graph's pane, each at least ``min_px`` across."""
+    pane = page.locator("#graph-pane").bounding_box()
+    assert pane is not None
+    boxes = {b[0]: b[1:] for b in page.evaluate(_NODE_BOXES_JS)}
+    for node_id in ids:
+        left, top, width, height = boxes[node_id]
+        assert width >= min_px and height >= min_px, (node_id, width, height)
+        assert pane["x"] - 1 <= left and left + width <= pane["x"] + pane["width"] + 1, node_id
+        assert pane["y"] - 1 <= top and top + height <= pane["y"] + pane["height"] + 1, node_id
+
+
+def check_colours_follow_the_metric(page: Page, metrics: dict[int, float], lower: bool) -> None:
+    """A better metric is never drawn lighter than a worse one (the scale may saturate: ties)."""
+    fills = {node_id: luminance(fill) for node_id, fill in page.evaluate(_FILLS_JS)}
+    ranked = sorted(fills, key=lambda i: metrics[i], reverse=not lower)  # best first
+    lums = [fills[i] for i in ranked]
+    pairs = list(zip(ranked, lums, strict=True))
+    assert all(a <= b + 1e-9 for a, b in itertools.pairwise(lums)), pairs
+    assert lums[0] < lums[-1], "every good node has the same colour"
+
+
+def open_code_view(page: Page, view: str) -> None:
+    page.locator(f'#code-views button[data-view="{view}"]').click()
+
+
+def check_diff(page: Page, run: RecordedRun) -> None:
+    """An improve's code against its parent's, unified and side by side; a crossover's against
+    each parent; ``d`` cycles the views."""
+    open_node(page, 4)  # improve of 1, whose code is the hostile print
+    open_code_view(page, "unified:0")
+    diff = page.locator("#detail-diff table.diff.unified")
+    expect(diff).to_be_visible()
+    assert diff.get_attribute("data-parent") == "1"
+    expect(diff.locator("tr.del")).to_contain_text(XSS_CODE.strip())
+    expect(diff.locator("tr.add")).to_contain_text("print(0.78)")
+    expect(page.locator("#detail-code")).to_be_hidden()
+    page.locator("body").press("d")  # -> side by side
+    split = page.locator("#detail-diff table.diff.split")
+    expect(split.locator("td.code.del")).to_contain_text(XSS_CODE.strip())
+    expect(split.locator("td.code.add")).to_contain_text("print(0.78)")
+    page.locator("body").press("d")  # -> the code again
+    expect(page.locator("#detail-code")).to_be_visible()
+    open_node(page, run.crossover)
+    assert page.locator('#code-views button[data-view^="unified:"]').count() == 2
+    open_code_view(page, "unified:1")
+    expect(page.locator("#detail-diff table.diff")).to_have_attribute("data-parent", "4")
+    open_node(page, 1)  # a draft: nothing to diff
+    assert page.locator('#code-views button[data-view^="unified:"]').count() == 0
+
+
+def check_traceback(page: Page) -> None:
+    """The error once, the solution's frame first with its code, the library's folded."""
+    open_node(page, 2)
+    error = page.locator("#detail-error")
+    frames = error.locator(".frame")
+    first = frames.first
+    assert "solution" in (first.get_attribute("class") or "")
+    expect(first.locator(".where")).to_have_text(re.compile(r"^solution\.py, line 2"))
+    expect(first).to_contain_text(XSS_FRAME_LINE)
+    folded = error.locator("details.lib-frames")
+    expect(folded.locator("summary")).to_contain_text("1 library frame (pandas)")
+    assert folded.get_attribute("open") is None, "library frames are folded"
+    assert (error.text_content() or "").count("ValueError: could not convert") == 1
+    output = text(page, "#detail-output")
+    assert "Traceback (most recent call last)" not in output, "the traceback shown twice"
+    expect(page.locator("#output-note")).to_be_visible()
+
+
+def check_list_tools(page: Page, run: RecordedRun) -> None:
+    """Sort by a column both ways, hide what the filters leave out, walk with j / k, Enter."""
+    header = page.locator('#node-list th[data-sort="metric"]')
+    header.click()  # best first, in the task's direction (higher is better here)
+    expect(header).to_have_attribute("aria-sort", "ascending")
+    expect(page.locator("#node-list tbody tr").first).to_have_attribute("data-node-id", "5")
+    header.click()
+    expect(header).to_have_attribute("aria-sort", "descending")
+    expect(page.locator("#node-list tbody tr").first).to_have_attribute("data-node-id", "1")
+    page.locator('#node-list th[data-sort="id"]').click()
+    page.locator("#filter-state").select_option("buggy")
+    page.locator("#filter-hide").check()
+    visible = page.locator("#node-list tbody tr:visible")
+    expect(visible).to_have_count(len(run.buggy))
+    expect(page.locator("#graph g.node.filtered-out").first).to_be_hidden()
+    page.locator("#filter-hide").uncheck()
+    page.locator("#filter-state").select_option("")
+    open_node(page, 2)  # the keyboard's cursor starts at the open node
+    page.locator("body").press("Escape")
+    expect(page.locator("#detail-body")).to_be_hidden()
+    cursor = page.locator("#node-list tr.cursor")
+    page.locator("body").press("j")
+    expect(cursor).to_have_attribute("data-node-id", "3")
+    page.locator("body").press("k")
+    page.locator("body").press("k")
+    expect(cursor).to_have_attribute("data-node-id", "1")
+    assert "cursor" in node_classes(page, 1)
+    page.locator("body").press("Enter")
+    page.locator('#detail[data-node-id="1"]').wait_for()
+
+
+def check_collapse(page: Page, run: RecordedRun) -> None:
+    """Collapsing a node hides its subtree (and says how much); expanding shows it again."""
+    open_node(page, run.crossover)  # children 6 and 7
+    page.locator("#detail-collapse").click()
+    for node_id in (6, 7):
+        expect(page.locator(f'g.node[data-node-id="{node_id}"]')).to_be_hidden()
+    expect(page.locator(f'g.node[data-node-id="{run.crossover}"] text.fold')).to_have_text("+2")
+    expect(page.locator("#detail-collapse")).to_contain_text("2 hidden")
+    page.locator("#detail-collapse").click()
+    for node_id in (6, 7):
+        expect(page.locator(f'g.node[data-node-id="{node_id}"]')).to_be_visible()
+
+
+def check_chart(page: Page, run: RecordedRun) -> None:
+    """Every finished node on the metric chart; a point opens its node."""
+    page.locator("#tab-chart").click()
+    expect(page.locator("#chart")).to_be_visible()
+    finished = run.node_count - 1  # all but the one left executing
+    expect(page.locator("#chart .pt")).to_have_count(finished)
+    expect(page.locator("#chart circle.pt")).to_have_count(finished - len(run.buggy))
+    assert page.locator("#chart .best-so-far").count() == 1
+    page.locator('#chart circle.pt[data-node-id="3"]').click()
+    page.locator('#detail[data-node-id="3"]').wait_for()
+    page.locator('input[name="chart-x"][value="time"]').check()
+    expect(page.locator("#chart .pt")).to_have_count(finished)
+    page.locator("#tab-list").click()

@@ -16,10 +16,25 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.recorded_run import RecordedRun
-from tests.support import TOY_TASK, cli_env, node_answers, podium_cli, solution, write_script
+from tests.support import (
+    HELD_BACKSTOP_S,
+    TOY_TASK,
+    WAITING,
+    cli_env,
+    held_solution,
+    node_answers,
+    podium_cli,
+    podium_popen,
+    release_held,
+    solution,
+    wait_until,
+    write_script,
+)
 from tests.viewer import browser
 from tests.viewer.browser import Watched
 from tests.viewer.conftest import ViewServer
+from tests.viewer.test_sweep_page import DONE as SWEEP_DONE
+from tests.viewer.test_sweep_page import make_sweep
 
 pytestmark = pytest.mark.slow
 
@@ -100,6 +115,29 @@ def test_no_errors_and_nothing_from_the_network(
     assert any("/api/search?q=" in u for u in watch.requests), "the text filter asked no one"
 
 
+def test_diffs_tracebacks_and_the_lists_tools(
+    opened: tuple[Watched, str], recorded_run: RecordedRun
+) -> None:
+    """What a long run needs, on the recorded run: the diff against each parent, the error
+    pointing at the solution, sorting, hiding, the keyboard, collapsing, the metric chart;
+    hostile content stays text in every one of them."""
+    watch, url = opened
+    browser.load(watch, url, recorded_run)
+    page = watch.page
+    browser.check_legible(page)
+    browser.check_nodes_in_view(page, set(range(1, recorded_run.node_count + 1)), min_px=20)
+    metrics = {int(k): float(v) for k, v in browser.METRICS.items()}
+    browser.check_colours_follow_the_metric(page, metrics, lower=False)
+    browser.check_diff(page, recorded_run)
+    browser.check_traceback(page)
+    browser.check_list_tools(page, recorded_run)
+    browser.check_collapse(page, recorded_run)
+    browser.check_chart(page, recorded_run)
+    assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile script ran"
+    assert page.evaluate(browser._PARSED_JS) == [], "hostile markup was parsed as HTML"
+    watch.assert_quiet()
+
+
 def test_the_export_keeps_node_content_inside_its_data(
     recorded_run: RecordedRun, tmp_path: Path
 ) -> None:
@@ -172,3 +210,69 @@ def test_new_nodes_appear_while_a_run_is_going(
             except subprocess.TimeoutExpired:
                 run.kill()
                 run.wait()
+
+
+# --- a running node's output, live ----------------------------------------------------------
+
+LIVE_LINE = "epoch 1 <img src=x onerror=window.__pwned=7> loss 0.31"
+
+
+def test_a_running_nodes_output_appears_while_it_runs(
+    tmp_path: Path, data_dir: Path, serve: Serve, watched: Watched
+) -> None:
+    """A real run whose one node prints a line and then waits for the test: the page shows
+    that line while the node is still executing, as text, then the rest when it ends."""
+    code = held_solution(f"print({LIVE_LINE!r}, flush=True)\n")
+    script = write_script(tmp_path / "script.jsonl", [node_answers(code)])
+    run_dir = tmp_path / "run"
+    run = podium_popen("run", str(TOY_TASK), "--model", f"scripted:{script}", "--steps", "1",
+                       "--out", str(run_dir), "--data-dir", str(data_dir),
+                       "-o", "sandbox.preimports=[]")  # fmt: skip
+    try:
+        wait_until(lambda: next(run_dir.rglob(WAITING), None) is not None, HELD_BACKSTOP_S)
+        page = watched.page
+        page.goto(serve(run_dir).url)
+        browser.wait_nodes(page, 1)
+        browser.open_node(page, 1)
+        expect(page.locator("#output-live")).to_be_visible()
+        expect(page.locator("#detail-output")).to_contain_text(LIVE_LINE, timeout=20_000)
+        assert "running" in browser.node_classes(page, 1)
+        release_held(run_dir)
+        expect(page.locator("#detail-output")).to_contain_text("VALIDATION_METRIC", timeout=30_000)
+        expect(page.locator("#output-live")).to_be_hidden()
+        assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile script ran"
+        assert page.locator('img[src="x"]').count() == 0
+        assert run.wait(timeout=HELD_BACKSTOP_S) == 0
+        watched.assert_quiet()
+    finally:
+        release_held(run_dir)
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+
+# --- a sweep --------------------------------------------------------------------------------
+
+
+def test_the_sweep_page_lists_every_run_and_opens_it(
+    tmp_path: Path, serve: Serve, watched: Watched
+) -> None:
+    sweep_dir = make_sweep(tmp_path)
+    page = watched.page
+    page.goto(serve(sweep_dir).url)
+    runs = page.locator("#sweep-grid a.run")
+    expect(runs).to_have_count(4)
+    expect(page.locator("#sweep-grid thead")).to_contain_text("greedy")
+    expect(page.locator("#sweep-grid tbody")).to_contain_text("mini/adult")
+    done = page.locator(f'a.run[data-run-id="{SWEEP_DONE}"]')
+    expect(done).to_have_attribute("data-state", "finished")
+    expect(done).to_contain_text("bronze")
+    done.click()
+    browser.wait_nodes(page, 7)
+    expect(page.locator("#run-title")).to_contain_text("toy")
+    expect(page.locator("#back-to-sweep")).to_be_visible()
+    browser.open_node(page, 5)
+    expect(page.locator("#detail-code")).to_contain_text("print(0.82)")
+    page.locator("#back-to-sweep").click()
+    expect(page.locator("#sweep-grid a.run")).to_have_count(4)
+    watched.assert_quiet()

@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 
 from podium.errors import UserError
+from podium.viewer import packing
 from podium.viewer.html_file import export_html
 from podium.viewer.run_data import open_run
 from podium.viewer.snapshot import export_data
 from tests.recorded_run import XSS_CODE, XSS_OUTPUT, RecordedRun
 
 DATA_OPEN = re.compile(r'<script\b[^>]*\bid="podium-data"[^>]*>')
+DETAILS_OPEN = re.compile(r'<script\b[^>]*\bid="podium-details"[^>]*>')
 
 
 @pytest.fixture
@@ -30,34 +32,42 @@ def exported(recorded_run: RecordedRun, tmp_path: Path) -> str:
     return dest.read_text(encoding="utf-8")
 
 
-def split_data(html: str) -> tuple[str, str]:
-    """(the data block's text, the page without it). The block ends at the first ``</script``
+def split_data(html: str, opening: re.Pattern[str] = DATA_OPEN) -> tuple[str, str]:
+    """(a data block's text, the page without it). The block ends at the first ``</script``
     after it opens, as an HTML parser would end it."""
-    found = DATA_OPEN.search(html)
-    assert found is not None, "no #podium-data block"
+    found = opening.search(html)
+    assert found is not None, f"no {opening.pattern} block"
     end = html.lower().index("</script", found.end())
     assert 'type="application/json"' in found.group(0)
     return html[found.end() : end], html[: found.start()] + html[end:]
 
 
+def page_only(html: str) -> str:
+    """The page without its two data blocks."""
+    return split_data(split_data(html)[1], DETAILS_OPEN)[1]
+
+
 def test_the_embedded_data_is_the_whole_run(exported: str, recorded_run: RecordedRun) -> None:
-    block, _ = split_data(exported)
-    data: dict[str, Any] = json.loads(block)
-    assert data == export_data(open_run(recorded_run.root))
-    assert data["details"]["1"]["code"] == XSS_CODE
-    assert data["details"]["1"]["output"].startswith(XSS_OUTPUT)
-    assert len(data["run"]["nodes"]) == recorded_run.node_count
+    run: dict[str, Any] = json.loads(split_data(exported)[0])
+    packed: dict[str, Any] = json.loads(split_data(exported, DETAILS_OPEN)[0])
+    assert (run, packed) == export_data(open_run(recorded_run.root))
+    details = packing.unpack(packed)
+    assert details["1"]["code"] == XSS_CODE
+    assert details["1"]["output"].startswith(XSS_OUTPUT)
+    assert len(run["nodes"]) == recorded_run.node_count == len(details)
 
 
-def test_node_content_cannot_close_the_data_tag(exported: str) -> None:
-    block, _ = split_data(exported)
+@pytest.mark.parametrize("opening", [DATA_OPEN, DETAILS_OPEN])
+def test_node_content_cannot_close_the_data_tag(exported: str, opening: re.Pattern[str]) -> None:
+    block, _ = split_data(exported, opening)
     assert "<" not in block and ">" not in block and "&" not in block
     assert "</script" not in block.lower()
-    assert "\\u003c/script\\u003e" in block  # the hostile code is there, escaped
+    if opening is DETAILS_OPEN:
+        assert "\\u003c/script\\u003e" in block  # the hostile code is there, escaped
 
 
 def test_nothing_is_loaded_from_the_network(exported: str) -> None:
-    _, page = split_data(exported)
+    page = page_only(exported)
     urls = re.findall(r"""\b(?:src|href|action|srcset)\s*=\s*["']?([^"'\s>]*)""", page, re.I)
     assert not [u for u in urls if re.match(r"(?:https?:)?//", u, re.I)]
     assert not re.search(r"@import|url\(\s*['\"]?(?:https?:)?//", page, re.I)
@@ -68,7 +78,7 @@ def b64_sha256(text: str) -> str:
 
 
 def test_the_csp_admits_exactly_the_inline_script_and_style(exported: str) -> None:
-    _, page = split_data(exported)
+    page = page_only(exported)
     metas = re.findall(
         r'<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)"', page, re.I
     )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -15,9 +16,10 @@ from podium.errors import UserError
 from podium.records import ExecResult, ExecStatus, Metric, Node, NodeState
 from podium.sandbox import strip_ansi
 from podium.scaffolds import Journal, RunDir
-from podium.viewer import highlight
+from podium.viewer import highlight, packing
 from podium.viewer.run_data import open_run
 from podium.viewer.snapshot import (
+    LAYOUT_FIELDS,
     export_data,
     node_detail,
     run_json,
@@ -51,7 +53,7 @@ def by_id(data: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 def test_run_json_of_the_recorded_run(recorded_run: RecordedRun) -> None:
     data = run_json(open_run(recorded_run.root))
-    assert data["format"] == "podium-view/1"
+    assert data["format"] == "podium-view/2"
     assert re.fullmatch(r"[0-9a-f]{40}", data["version"])
     assert data["live"] is False
     nodes = by_id(data)
@@ -70,6 +72,22 @@ def test_run_json_of_the_recorded_run(recorded_run: RecordedRun) -> None:
     assert nodes[1]["created_at"].startswith("2026-11-30T12:01:00")
     assert nodes[7]["finished_at"] is None and nodes[7]["step"] is None
     assert data["operators"] == ["crossover", "debug", "draft", "improve"]
+
+
+def test_every_node_is_placed_below_its_parents(recorded_run: RecordedRun) -> None:
+    data = run_json(open_run(recorded_run.root))
+    nodes = by_id(data)
+    for node in nodes.values():
+        assert isinstance(node["x"], float) and isinstance(node["y"], int)
+        assert all(node["y"] > nodes[p]["y"] for p in node["parents"]), node
+    assert {i for i, n in nodes.items() if n["y"] == 0} == {1, 2}  # the drafts
+    # A crossover hangs under its deepest parent (3 and 4 are both at depth 1: the first).
+    assert nodes[recorded_run.crossover]["tree_parent"] == 3
+    assert nodes[1]["tree_parent"] is None
+    same_layer = sorted((n["y"], n["x"]) for n in nodes.values())
+    for (y1, x1), (y2, x2) in itertools.pairwise(same_layer):
+        assert y1 != y2 or x2 - x1 >= 1 - 2e-3, "two nodes of a layer overlap"
+    assert data["layout"] == {"width": max(n["x"] for n in nodes.values()), "depth": 3}
 
 
 def test_run_header(recorded_run: RecordedRun) -> None:
@@ -169,7 +187,9 @@ def test_node_detail_fields(recorded_run: RecordedRun) -> None:
     assert timed_out["timed_out"] is True and timed_out["killed_reason"] == "timed out after 60s"
     assert node_detail(view, 7)["exec"] is None and node_detail(view, 7)["output"] == ""
     light = by_id(run_json(view))[recorded_run.crossover]
-    assert {k: detail[k] for k in light} == light
+    assert {k: detail[k] for k in light if k not in LAYOUT_FIELDS} == {
+        k: v for k, v in light.items() if k not in LAYOUT_FIELDS
+    }
 
 
 def test_node_detail_calls(recorded_run: RecordedRun) -> None:
@@ -208,7 +228,7 @@ def test_a_missing_node_is_a_one_line_error(recorded_run: RecordedRun) -> None:
         ("", [1, 2, 3, 4, 5, 6, 7]),
         ("SCRIPT", [1]),  # code and plan, any case
         ("pwned = 3", [1]),  # the plan only
-        ("onerror", [1]),  # output
+        ("onerror", [1, 2]),  # output; a frame of a traceback
         ("svg onload", [2]),  # bug reason
         ("could not CONVERT", [2]),  # error value, traceback, reason
         ("valueerror", [2]),  # error name
@@ -225,12 +245,13 @@ def test_search(recorded_run: RecordedRun, q: str, ids: list[int]) -> None:
 
 def test_export_data(recorded_run: RecordedRun) -> None:
     view = open_run(recorded_run.root)
-    data = export_data(view)
-    assert data["run"] == run_json(view)
-    assert sorted(data["details"], key=int) == [str(i) for i in range(1, 8)]
+    run, packed = export_data(view)
+    assert run == run_json(view)
+    details = packing.unpack(packed)
+    assert sorted(details, key=int) == [str(i) for i in range(1, 8)]
     for node_id in range(1, 8):
-        assert data["details"][str(node_id)] == node_detail(view, node_id)
-    json.dumps(data, allow_nan=False)
+        assert details[str(node_id)] == node_detail(view, node_id)
+    json.dumps(packed, allow_nan=False)
 
 
 def test_highlight_uses_classes_scoped_to_hl() -> None:

@@ -29,6 +29,7 @@ from podium.benchmarks.sweeps.manifest import (
     RunState,
     new_runs,
     reconcile,
+    state_of,
 )
 from podium.benchmarks.sweeps.manifest import load as load_manifest
 from podium.benchmarks.sweeps.progress import event_line, grid_table, totals_line
@@ -66,5 +67,6 @@ __all__ = [
     "parse_seeds",
     "reconcile",
     "run_id",
+    "state_of",
     "totals_line",
 ]
