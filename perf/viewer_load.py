@@ -1,7 +1,7 @@
 """How fast the viewer answers for a large run: the live API, the export, and the page's first
 paint, at 100 to 2,000 nodes (AIDE ran 500 steps on MLE-bench; aira-dojo's MCTS allows 10,000).
 
-The runs are ``tests/viewer/synthetic_run.py``'s: written through the real journal API, grown by
+The runs are ``tests/viewer/synthetic/``'s: written through the real journal API, grown by
 a real strategy (``--strategy``, MCTS by default, 4 workers) and sized like a long LLM run (per
 node ~4 KB of code, ~16 KB of output, two model calls whose prompts carry the task, the data
 preview, the parent and the memory; a third of the nodes buggy, with kernel tracebacks). Each
@@ -98,7 +98,7 @@ def ensure_run(runs: Path, nodes: int, strategy: str, seed: int) -> dict[str, An
         found: dict[str, Any] = json.loads(about.read_text())
         return found
     sys.path.insert(0, str(REPO))
-    from tests.viewer.synthetic_run import write_synthetic_run
+    from tests.viewer.synthetic import write_synthetic_run
 
     run = write_synthetic_run(root, nodes, strategy=strategy, seed=seed)
     figures = {

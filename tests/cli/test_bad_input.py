@@ -196,7 +196,8 @@ CASES: list[tuple[str, str, str]] = [
     ("show-output-lines-negative", "show {run} 1 --output-lines -1", "--output-lines"),
     ("view-missing", "view {nope}", "does not exist"),
     ("view-file", "view {text}", "is a file"),
-    ("view-sweep", "view {sweep}", "is a sweep directory"),
+    ("view-sweep-damaged", "view {sweep}", "sweep.json is damaged"),  # a sweep is served
+    ("view-sweep-export", "view {sweep} --export {dir}/x.html", "--export writes one run's page"),
     ("view-bad-port", "view {run} --port 70000", "--port 70000"),
     ("view-export-to-dir", "view {run} --export {dir}", "is a directory"),
     ("view-export-with-port", "view {run} --export {out}/x.html --port 9000", "--port"),

@@ -256,6 +256,8 @@ def check_details(page: Page, run: RecordedRun) -> None:
     open_node(page, 6)
     expect(page.locator("#detail-bug")).to_contain_text("execution timed out after 60s")
     expect(page.locator("#detail-error")).to_contain_text("timed out after 60s")
+    open_node(page, run.running)  # left executing by a run no longer live
+    expect(page.locator("#detail-summary")).to_have_text("(interrupted before its review)")
 
 
 def check_safety(page: Page, run: RecordedRun) -> None:

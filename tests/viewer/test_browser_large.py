@@ -1,5 +1,5 @@
 """The viewer on a run of real MLE-bench size: 2,000 nodes grown by MCTS
-(``tests/viewer/synthetic_run.py``), served by ``podium view``, in Chromium.
+(``tests/viewer/synthetic/``), served by ``podium view``, in Chromium.
 
 At fit every node is on screen and every label shown is legible, the colours follow the metric,
 the final node is named; zoomed in, nodes get their own labels; a subtree collapses; the chart
@@ -20,7 +20,7 @@ from tests.support import scaled
 from tests.viewer import browser
 from tests.viewer.browser import Watched
 from tests.viewer.conftest import ViewServer
-from tests.viewer.synthetic_run import SyntheticRun, write_synthetic_run
+from tests.viewer.synthetic import SyntheticRun, write_synthetic_run
 
 pytestmark = pytest.mark.slow
 

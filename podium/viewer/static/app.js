@@ -1117,10 +1117,11 @@
     if (!d) return n.kind === 'running' ? '(not written yet)' : '(not available)';
     if (d.summary) return d.summary;
     if (n.kind === 'running') return '(not reviewed yet)';
-    if (!state.run.run.review_model) {
-      return '(no review: this run has no review model; a node is judged by its metric line and the hard checks)';
+    if (n.kind === 'interrupted') return '(interrupted before its review)';
+    if (!(d.calls || []).some((c) => c.role === 'review')) {
+      return '(no review model was asked: the node is judged by its metric line and the hard checks)';
     }
-    return n.kind === 'interrupted' ? '(interrupted before its review)' : '(no review)';
+    return '(the review gave no summary)';
   }
 
   function drawOutput(n, d) {

@@ -1,4 +1,4 @@
-"""The synthetic runs (``tests/viewer/synthetic_run.py``) read back through the viewer's reader
+"""The synthetic runs (``tests/viewer/synthetic/``) read back through the viewer's reader
 as promised: every node, the strategy's own tree, crossovers with two parents, the best path
 from ``best/``, buggy nodes with kernel-shaped tracebacks, prompts that carry the task and the
 parent, running nodes; the same run for the same seed; and quickly written."""
@@ -20,8 +20,8 @@ from podium.scaffolds.review import DESCRIPTION_CHARS_FOR_REVIEW, tail
 from podium.tree import SearchTree
 from podium.viewer import open_run
 from podium.viewer.run_data import RunView
-from tests.viewer import synthetic_run as synthetic
-from tests.viewer.synthetic_run import SyntheticRun, write_synthetic_run
+from tests.viewer import synthetic
+from tests.viewer.synthetic import SyntheticRun, write_synthetic_run
 
 EVOLUTION = {"population": 4, "crossover_prob": 0.6}
 
