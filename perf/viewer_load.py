@@ -187,11 +187,34 @@ def api_figures(root: Path, api: str, n: int, repeats: int) -> dict[str, Any]:
     }
 
 
+# After first paint: how long a pan step (a wheel event) and a zoom step (ctrl + wheel) take
+# until the frame after them is painted (two animation frames), medians of 30 and 10. A page
+# that draws every frame within ~16 ms pans smoothly.
+INTERACT_JS = """async () => {
+    const pane = document.getElementById('graph-pane'), box = pane.getBoundingClientRect();
+    const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+    const at = {clientX: box.left + box.width / 2, clientY: box.top + box.height / 2,
+                bubbles: true, cancelable: true};
+    const step = async (init) => {
+        const t0 = performance.now();
+        pane.dispatchEvent(new WheelEvent('wheel', {...at, ...init}));
+        await frame(); await frame();
+        return performance.now() - t0;
+    };
+    const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    await frame();
+    const pans = [], zooms = [];
+    for (let i = 0; i < 30; i++) pans.push(await step({deltaX: 15, deltaY: 10}));
+    for (let i = 0; i < 10; i++) zooms.push(await step({deltaY: -60, ctrlKey: true}));
+    return {pan: median(pans), zoom: median(zooms)};
+}"""
+
+
 def page_figures(url: str, n: int, repeats: int, label: str) -> dict[str, Any]:
     """First paint of the page at ``url``: the median over ``repeats`` fresh pages, in s."""
     from playwright.sync_api import sync_playwright
 
-    times, signals = [], set()
+    times, signals, moves = [], set(), []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -203,11 +226,17 @@ def page_figures(url: str, n: int, repeats: int, label: str) -> dict[str, Any]:
                 ).json_value()
                 times.append(painted["ms"] / 1000)
                 signals.add(painted["by"])
+                if painted["by"] == "mark":  # today's page: it pans and zooms in place
+                    moves.append(page.evaluate(INTERACT_JS))
                 page.close()
         finally:
             browser.close()
-    return {f"first_paint_{label}_s": round(statistics.median(times), 3),
-            f"first_paint_{label}_by": "/".join(sorted(signals))}  # fmt: skip
+    figures = {f"first_paint_{label}_s": round(statistics.median(times), 3),
+               f"first_paint_{label}_by": "/".join(sorted(signals))}  # fmt: skip
+    if moves:
+        figures[f"pan_frame_{label}_ms"] = round(statistics.median(m["pan"] for m in moves), 1)
+        figures[f"zoom_frame_{label}_ms"] = round(statistics.median(m["zoom"] for m in moves), 1)
+    return figures
 
 
 @contextmanager
@@ -273,6 +302,8 @@ COLUMNS = [  # (figure, heading, format)
     ("first_paint_live_by", "timed by", "{}"),
     ("first_paint_export_s", "first paint export", "{:.2f} s"),
     ("first_paint_export_by", "timed by", "{}"),
+    ("pan_frame_live_ms", "pan step, to its frame", "{} ms"),
+    ("zoom_frame_live_ms", "zoom step, to its frame", "{} ms"),
 ]  # fmt: skip
 
 

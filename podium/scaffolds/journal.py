@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,6 +200,13 @@ class Journal:
         else:
             rows = self._db.execute(f"SELECT {data} FROM nodes ORDER BY id").fetchall()
         return [Node.model_validate_json(r[0]) for r in rows]
+
+    def nodes_by_id(self, ids: Iterable[int]) -> dict[int, Node]:
+        """The nodes with these ids, in full (an id the journal lacks is left out)."""
+        wanted = sorted(set(ids))
+        marks = ",".join("?" * len(wanted))
+        rows = self._db.execute(f"SELECT id, data FROM nodes WHERE id IN ({marks})", wanted)
+        return {int(r[0]): Node.model_validate_json(r[1]) for r in rows.fetchall()}
 
     def unfinished(self) -> list[Node]:
         rows = self._db.execute("SELECT data FROM nodes WHERE state!='done' ORDER BY id")

@@ -11,6 +11,7 @@ a viewer must never make a ``podium resume`` starting at that moment fail with "
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -45,6 +46,7 @@ class RunView:
     live: bool | None  # a process holds the run's lock now; None: cannot tell on this system
     discarded: int = 0
     best_path: frozenset[int] = field(default=frozenset())
+    light: bool = False  # nodes read without plan, code, output, traceback (open_run)
 
     @cached_property
     def run_summary(self) -> RunSummary:
@@ -72,8 +74,19 @@ class RunView:
         raise UserError(f"{self.root} has no node {node_id}", hint=f"this run has {have}")
 
     def find(self, node_id: int) -> Node | None:
-        """The node with this id, or None."""
+        """The node with this id, or None (light when the view is)."""
         return self._by_id.get(node_id)
+
+    def full(self, ids: Iterable[int]) -> dict[int, Node]:
+        """These nodes in full, whether the view is light or not: a light view reads just them
+        from the journal (a node's panel needs its code and its parents', not every node's)."""
+        if not self.light:
+            return {i: n for i in ids if (n := self._by_id.get(i)) is not None}
+        journal = Journal.open(RunDir(self.root).journal)
+        try:
+            return journal.nodes_by_id(ids)
+        finally:
+            journal.close()
 
     @cached_property
     def _by_id(self) -> dict[int, Node]:
@@ -151,6 +164,7 @@ def open_run(path: Path, *, light: bool = False) -> RunView:
         live=run_is_live(rd.root),
         discarded=discarded,
         best_path=_ancestors(nodes, best_id),
+        light=light,
     )
 
 

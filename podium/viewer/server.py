@@ -326,7 +326,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.OK, data, etag=etag)
 
     def _node(self, run_dir: Path, node_id: int) -> None:
-        view = open_run(run_dir)
+        view = open_run(run_dir, light=True)  # node_detail reads the node and its parents whole
         if view.find(node_id) is None:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no node {node_id}"})
         else:

@@ -172,19 +172,24 @@ def node_detail(view: RunView, node_id: int) -> dict[str, Any]:
     """NodeDetail: a LightNode plus its plan, code, diffs, output, review and model calls in
     full.
 
-    A node the run does not have is a one-line ``UserError`` (from ``RunView.node``).
+    A node the run does not have is a one-line ``UserError`` (from ``RunView.node``). The view
+    may be light (``open_run(light=True)``): the node and its parents are read in full.
     """
-    return _detail(view, view.node(node_id), view.calls(node_id))
+    node = view.node(node_id)
+    full = view.full([node_id, *node.parent_ids])
+    return _detail(view, full.get(node_id, node), view.calls(node_id), full)
 
 
-def _detail(view: RunView, node: Node, calls: list[ModelCall]) -> dict[str, Any]:
+def _detail(
+    view: RunView, node: Node, calls: list[ModelCall], parents: dict[int, Node]
+) -> dict[str, Any]:
     output, live = _output(view, node)
     detail = {
         **light_node(view, node),
         "plan": node.plan,
         "code": node.code,
         "code_html": highlight.code_html(node.code),
-        "diffs": _diffs(view, node),
+        "diffs": _diffs(node, parents),
         **output,
         "output_live": live,
         "exec": _exec(node.exec) if node.exec else None,
@@ -227,12 +232,12 @@ def _exec(result: ExecResult) -> dict[str, Any]:
     return data
 
 
-def _diffs(view: RunView, node: Node) -> list[dict[str, Any]]:
+def _diffs(node: Node, parents: dict[int, Node]) -> list[dict[str, Any]]:
     """The node's code against each parent's (a crossover has two): ``code_diff.as_json`` and
-    the parent's id."""
+    the parent's id. ``parents``: nodes in full by id."""
     out = []
     for parent_id in node.parent_ids:
-        parent = view.find(parent_id)
+        parent = parents.get(parent_id)
         if parent is None:
             continue
         diff = code_diff.code_diff(parent.code, node.code)
@@ -299,7 +304,8 @@ def export_data(view: RunView) -> tuple[dict[str, Any], dict[str, Any]]:
     journal, not one query per node.
     """
     calls = _all_calls(view)
-    details = {str(n.id): _detail(view, n, calls.get(n.id, [])) for n in view.nodes}
+    full = view.full(n.id for n in view.nodes)
+    details = {str(n.id): _detail(view, n, calls.get(n.id, []), full) for n in view.nodes}
     return run_json(view), packing.pack(details)
 
 

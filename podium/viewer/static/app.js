@@ -525,6 +525,23 @@
     c.hidden = !state.nodes.length || inView;
     if (c.hidden) return;
     const { sx: mx, sy: my, ox, oy } = minimapScale();
+    ctx.drawImage(minimapNodes(c, mx, my, ox, oy), 0, 0);
+    ctx.strokeStyle = '#0969da';
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(ox + (-state.view.tx / kx()) * mx, oy + (-state.view.ty / ky()) * my,
+      (w / kx()) * mx, (h / ky()) * my);
+  }
+
+  // The overview's nodes, drawn once per change of the graph (not per pan: a pan only moves
+  // the rectangle over them).
+  let minimapCache = { key: null, canvas: null };
+  function minimapNodes(c, mx, my, ox, oy) {
+    const key = [state.run && state.run.version, state.hidden.size, mx, my, c.width, c.height].join('|');
+    if (minimapCache.key === key) return minimapCache.canvas;
+    const canvas = document.createElement('canvas');
+    canvas.width = c.width;
+    canvas.height = c.height;
+    const ctx = canvas.getContext('2d');
     for (const n of state.nodes) {
       if (state.hidden.has(n.id)) continue;
       const col = state.colour.get(n.id);
@@ -532,10 +549,8 @@
       const size = n.on_best_path ? 3 : 2;
       ctx.fillRect(ox + gx(n) * mx - 1, oy + gy(n) * my - 1, size, size);
     }
-    ctx.strokeStyle = '#0969da';
-    ctx.lineWidth = 1.5;
-    ctx.strokeRect(ox + (-state.view.tx / kx()) * mx, oy + (-state.view.ty / ky()) * my,
-      (w / kx()) * mx, (h / ky()) * my);
+    minimapCache = { key, canvas };
+    return canvas;
   }
 
   // Centre the view on the graph point under a click or drag on the minimap.
