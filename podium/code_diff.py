@@ -19,6 +19,7 @@ counts always cover all that was compared. A missing newline at the end is not t
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -93,6 +94,18 @@ class Row:
 
 
 Opcode = tuple[str, int, int, int, int]
+_LINE_END = re.compile(r"\r\n?|\n")
+
+
+def source_lines(code: str) -> list[str]:
+    """``code``'s lines as Python numbers them (and so IPython's tracebacks): a line ends at
+    ``\\n``, ``\\r\\n`` or ``\\r`` only. (``str.splitlines`` also ends one at a form feed,
+    ``\\v``, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and U+2029, which a string literal may
+    hold: every later line's number would be off.) A last line break ends the last line."""
+    lines = _LINE_END.split(code) if "\r" in code else code.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def code_diff(old: str, new: str, context: int = 3) -> CodeDiff:
@@ -113,7 +126,7 @@ def _lines(text: str, side: str, cuts: list[str]) -> list[str]:
             f"the {side} code is {len(text):,} characters: its first {MAX_CHARS:,} compared"
         )
         text = text[:MAX_CHARS]
-    lines = text.splitlines()
+    lines = source_lines(text)
     if len(lines) > MAX_LINES:
         cuts.append(f"the {side} code has {len(lines):,} lines: its first {MAX_LINES:,} compared")
         del lines[MAX_LINES:]

@@ -30,8 +30,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from podium.exec_output import OMITTED
+
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 MIN_SECRET_CHARS = 8  # shorter values ("1", "true") would mask ordinary words
+MIN_FRAGMENT_CHARS = 6  # a secret's piece at a cut of an output: masked from this long
 MASK = "***"
 
 _registered: frozenset[str] = frozenset()  # replaced whole, so readers never need the lock
@@ -101,6 +104,47 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
         if secret and secret in text:
             text = text.replace(secret, MASK)
     return text
+
+
+def redact_output(text: str, secrets: Iterable[str] | None = None) -> str:
+    """:func:`redact` for a solution's recorded output, which is cut: its head and tail are
+    kept around a marker (``exec_output.OMITTED``), and while it runs it ends wherever the
+    solution has got to. A secret cut there is in two pieces, neither of which is the secret:
+    the piece that ends a part before a cut (or the output so far) and begins a secret, and
+    the piece that begins a part after a cut and ends a secret, are masked too, when at least
+    :data:`MIN_FRAGMENT_CHARS` long (shorter pieces are ordinary text, and protect little)."""
+    known = secret_values() if secrets is None else list(secrets)
+    text = redact(text, known)
+    if not known:
+        return text
+    parts, last = [], 0
+    for match in OMITTED.finditer(text):
+        parts.append(_mask_edges(text[last : match.start()], known, head=last > 0, tail=True))
+        parts.append(match.group())
+        last = match.end()
+    parts.append(_mask_edges(text[last:], known, head=last > 0, tail=True))
+    return "".join(parts)
+
+
+def _mask_edges(part: str, secrets: list[str], *, head: bool, tail: bool) -> str:
+    """``part`` with a secret's last piece masked at its start (``head``: a cut before it) and
+    a secret's first piece masked at its end (``tail``: a cut, or the end, after it)."""
+    if head and (k := _longest(secrets, lambda s, n: part.startswith(s[-n:]), len(part))):
+        part = MASK + part[k:]
+    if tail and (k := _longest(secrets, lambda s, n: part.endswith(s[:n]), len(part))):
+        part = part[:-k] + MASK
+    return part
+
+
+def _longest(secrets: list[str], fits: Any, room: int) -> int:
+    """The longest length n >= MIN_FRAGMENT_CHARS (and < the secret's) for which ``fits``."""
+    best = 0
+    for secret in secrets:
+        for n in range(min(len(secret) - 1, room), max(best, MIN_FRAGMENT_CHARS - 1), -1):
+            if fits(secret, n):
+                best = n
+                break
+    return best
 
 
 def redact_data(value: Any, secrets: Iterable[str] | None = None) -> Any:

@@ -30,12 +30,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from podium.code_diff import source_lines
 from podium.exec_output import KERNEL_NOTE, OMITTED
 
 SOLUTION_FILE = "solution.py"  # what every frame of the solution's cell is called
 
-MAX_INPUT_CHARS = 1_000_000  # longer: its head and tail are read, the middle's frames counted
-INPUT_HEAD_CHARS = 200_000
+MAX_INPUT_CHARS = 1_000_000  # a chain's left-out part longer: its frames counted by their headers
+INPUT_HEAD_CHARS = 200_000  # per exception: its frames read in full over this many characters,
+INPUT_TAIL_CHARS = 800_000  # its innermost frames over at most this many; between, only counted
 MAX_LINE_CHARS = 2_000  # a longer line is cut, with "…"
 MAX_FRAMES = 50  # per traceback: the outermost HEAD_FRAMES and the innermost rest are kept
 HEAD_FRAMES = 20
@@ -72,6 +74,21 @@ _DECORATIONS = re.compile(
 _GUTTER = re.compile(r"(-*>)? *(\d{1,9})(?: (.*))?")  # "----> 12 code", "     11 code"
 _LIBRARY_ROOTS = re.compile(r"/(?:site|dist)-packages(?=/)|/lib/python\d[\d.]*(?=/)|/lib/pypy")
 _FROZEN = re.compile(r"<frozen ([\w.]+)>")
+# A chain's separator: its sentence alone on a line, a blank line before and after it, then a
+# traceback's header. The match begins at the blank line before: the exception above ends there.
+_LINK = re.compile(
+    r"^[^\S\n]*\n"
+    r"(The above exception was the direct cause of the following exception:"
+    r"|During handling of the above exception, another exception occurred:)\n"
+    r"[^\S\n]*\n"
+    r"(?=(?:\S+ +Traceback \(most recent call last\)|Traceback \(most recent call last\):)"
+    r"(?:\n|\Z))",
+    re.M,
+)
+_LINE_END = re.compile(r"\r\n?")  # Python's line ends: \n, \r\n and \r (not \f, U+2028...)
+_BLANK_LINES = re.compile(r"(?:[^\S\n]*\n)+")
+_CONTEXT_LINES = re.compile(r"(?:   [^\S\n]*\S[^\n]*(?:\n|\Z))+")  # in a frame: nothing to do
+_NONBLANK = re.compile(r"\S")
 
 
 @dataclass(frozen=True)
@@ -187,108 +204,172 @@ def parse_traceback(text: str) -> ParsedTraceback:
     """``text`` read as a traceback; never raises, linear time, bounded result (see the module).
 
     Text that is not a traceback gives no frames and the text (capped) as ``error``.
+
+    The chain is split at its separators first, and each exception is read alone
+    (:func:`_read_one`): the final error is always what follows the text's last separator,
+    however long the text, and no separator or header is ever read into an error.
     """
-    lines, cut_frames = _bounded_lines(text)
+    text = _LINE_END.sub("\n", text) if "\r" in text else text  # lines as Python's: \n, \r\n, \r
+    links: deque[re.Match[str]] = deque(maxlen=MAX_CAUSES + 1)
+    total = 0
+    for link in _LINK.finditer(text):
+        links.append(link)
+        total += 1
+    first = dropped_frames = 0  # where the oldest kept cause begins; the frames before it
+    if total > MAX_CAUSES:
+        first = links[0].end()
+        dropped_frames = _frames_in(text, links[0].start())
+    causes = []
+    for link in list(links)[-MAX_CAUSES:]:  # the separator after each kept cause
+        causes.append(_read_one(text[first : link.start()], _LINKS[link.group(1)]))
+        first = link.end()
+    final = _read_one(text[first:])
+    return ParsedTraceback(
+        error=final.error,
+        frames=final.frames,
+        causes=tuple(causes),
+        dropped=final.dropped + dropped_frames,
+        dropped_causes=max(0, total - MAX_CAUSES),
+    )
+
+
+def _frames_in(text: str, end: int) -> int:
+    """The frames of the exceptions of a chain that ``text[:end]`` holds (the oldest, left
+    out), each counted as :func:`_read_one` reads it; past ``MAX_INPUT_CHARS``, every line
+    that begins as a frame's header is counted instead."""
+    if end > MAX_INPUT_CHARS:
+        return len(_HEADER_START.findall(text, 0, end))
+    frames = start = 0
+    for link in _LINK.finditer(text, 0, end):
+        frames += _scan_frames(text[start : link.start()], 0, False)[1]
+        start = link.end()
+    return frames + _scan_frames(text[start:end], 0, False)[1]
+
+
+def _read_one(text: str, link: str | None = None) -> ParsedTraceback:
+    """One exception's traceback (``text`` holds no chain separator): frames, then its error.
+
+    Bounded whatever its size: frames are read in full over the first ``INPUT_HEAD_CHARS``;
+    past them the lines are only looked at for where the frames end and the error begins
+    (a frame's context lines are skipped unread), the innermost frames are read over at most
+    ``INPUT_TAIL_CHARS``, and the error's lines until it is full; the rest is counted."""
     reader = _Reader()
-    i = 0
-    while i < len(lines):
-        i = reader.error_line(lines, i) if reader.in_error else reader.frames_line(lines[i], i)
-    return reader.result(cut_frames)
+    pos = reader.read_frames(text, 0, INPUT_HEAD_CHARS)
+    if not reader.in_error and pos < len(text):
+        error_at, headers, last = _scan_frames(text, pos, reader.frame is not None)
+        reader.close_frame()
+        end = len(text) if error_at is None else error_at
+        tail = next((at for at in last if end - at <= INPUT_TAIL_CHARS), end)
+        reader.left_out += headers - sum(1 for at in last if at >= tail)
+        pos = reader.read_frames(text, tail, INPUT_TAIL_CHARS)
+        if not reader.in_error and error_at is not None:  # a last frame too long to read whole
+            reader.close_frame()
+            pos = reader.read_frames(text, error_at, len(text))
+    if reader.in_error:
+        reader.read_error(text, pos)
+    return reader.done(link)
 
 
 class _Reader:
-    """Reads a traceback line by line: frames until the error's first line, then the error
-    until a chain's separator (a new exception's frames follow), to the end."""
+    """Reads one exception's traceback line by line: frames until the error's first line,
+    then the error, to the end."""
 
     def __init__(self) -> None:
-        self.causes: deque[ParsedTraceback] = deque(maxlen=MAX_CAUSES)
-        self.left_out = self.left_out_frames = 0
         self.chunk, self.in_error = _Chunk(), False
         self.frame: _Open | None = None
+        self.left_out = 0  # frames passed over unread
 
-    def frames_line(self, line: str, i: int) -> int:
-        header = _header(line) if line.strip() else None
-        if header is not None or not line.strip():  # a frame begins, or one ends
-            self._close_frame()
+    def read_frames(self, text: str, pos: int, budget: int) -> int:
+        """Reads lines from ``pos`` until the error's first line is read or ``budget``
+        characters are; returns where it stopped (a line's start)."""
+        stop = pos + budget
+        while pos < len(text) and pos < stop and not self.in_error:
+            line, pos = _line_at(text, pos)
+            self.frames_line(line)
+        return pos
+
+    def frames_line(self, line: str) -> None:
+        kind, header = _classify(line, self.frame is not None)
+        if kind in ("header", "blank"):  # a frame begins, or one ends
+            self.close_frame()
             self.frame = header
-        elif _is_decoration(line):
-            pass
-        elif self.frame is not None and line[:1] in (" ", "-"):
+        elif kind == "context" and self.frame is not None:
             self.frame.add(line)
-        else:  # the error's first line: from here on, everything is the error's
-            self._close_frame()
+        elif kind == "error":  # the error's first line: from here on, everything is the error's
+            self.close_frame()
             self.in_error = True
             self.chunk.add_error(line)
-        return i + 1
 
-    def error_line(self, lines: list[str], i: int) -> int:
-        link = _link_at(lines, i)
-        if link is None:
-            self.chunk.add_error(lines[i])
-            return i + 1
-        if len(self.causes) == self.causes.maxlen:  # the oldest goes
-            self.left_out += 1
-            self.left_out_frames += len(self.causes[0].frames) + self.causes[0].dropped
-        self.causes.append(self.chunk.done(link=link))
-        self.chunk, self.in_error = _Chunk(), False
-        return i + 2  # past the sentence and its blank line: the next header
+    def read_error(self, text: str, pos: int) -> None:
+        """The error's lines from ``pos`` until it holds all it may; the rest counted."""
+        while pos < len(text) and not self.chunk.error_more:
+            line, pos = _line_at(text, pos)
+            self.chunk.add_error(line)
+        if pos < len(text):
+            self.chunk.error_more += text.count("\n", pos) + int(not text.endswith("\n"))
 
-    def result(self, cut_frames: int) -> ParsedTraceback:
-        self._close_frame()
-        final = self.chunk.done(extra_dropped=cut_frames + self.left_out_frames)
-        return ParsedTraceback(
-            error=final.error,
-            frames=final.frames,
-            causes=tuple(self.causes),
-            dropped=final.dropped,
-            dropped_causes=self.left_out,
-        )
+    def done(self, link: str | None) -> ParsedTraceback:
+        self.close_frame()
+        return self.chunk.done(extra_dropped=self.left_out, link=link)
 
-    def _close_frame(self) -> None:
+    def close_frame(self) -> None:
         if self.frame is not None:
             self.chunk.add(self.frame.frame())
         self.frame = None
 
 
-def _bounded_lines(text: str) -> tuple[list[str], int]:
-    """The lines to read (each cut to ``MAX_LINE_CHARS``) and the frames in a middle left out.
-
-    A text past ``MAX_INPUT_CHARS`` is read as its head and its tail (where the error is), cut
-    between frames where it can be, so that no frame is read half."""
-    cut_frames = 0
-    if len(text) > MAX_INPUT_CHARS:
-        head_end = _boundary_before(text, INPUT_HEAD_CHARS)
-        tail_start = _boundary_after(text, len(text) - (MAX_INPUT_CHARS - INPUT_HEAD_CHARS))
-        middle = text[head_end:tail_start]
-        cut_frames = len(_HEADER_START.findall(middle))
-        omitted = f"[... {len(middle)} characters of the traceback omitted ...]"
-        text = f"{text[:head_end]}\n{omitted}\n{text[tail_start:]}"
-    lines = [
-        line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
-        for line in text.splitlines()
-    ]
-    return lines, cut_frames
+def _line_at(text: str, pos: int) -> tuple[str, int]:
+    """The line that starts at ``pos`` (cut to ``MAX_LINE_CHARS``) and where the next starts.
+    A line cut is blank only if all of it is (as the scanner's regexes see it)."""
+    end = text.find("\n", pos)
+    end = len(text) if end < 0 else end
+    if end - pos <= MAX_LINE_CHARS:
+        return text[pos:end], end + 1
+    if _NONBLANK.search(text, pos, end) is None:
+        return "", end + 1
+    return text[pos : pos + MAX_LINE_CHARS - 1] + "…", end + 1
 
 
-_SEARCH_CHARS = 50_000  # how far a cut looks for a frame's end (a blank line), then a line's
+LineKind = Literal["blank", "header", "decoration", "context", "error"]
 
 
-def _boundary_before(text: str, at: int) -> int:
-    """Where a head cut near ``at`` ends: before a blank line, else at a line's end."""
-    for mark in ("\n\n", "\n"):
-        found = text.rfind(mark, max(0, at - _SEARCH_CHARS), at)
-        if found >= 0:
-            return found
-    return at
+def _classify(line: str, in_frame: bool) -> tuple[LineKind, _Open | None]:
+    """What a line among the frames is: one rule, for the reader and the scanner alike."""
+    if not line.strip():
+        return "blank", None
+    header = _header(line)
+    if header is not None:
+        return "header", header
+    if _is_decoration(line):
+        return "decoration", None
+    if in_frame and line[:1] in (" ", "-"):
+        return "context", None
+    return "error", None
 
 
-def _boundary_after(text: str, at: int) -> int:
-    """Where a tail cut near ``at`` starts: after a blank line, else at a line's start."""
-    for mark in ("\n\n", "\n"):
-        found = text.find(mark, at, at + _SEARCH_CHARS)
-        if found >= 0:
-            return found + len(mark)
-    return at
+def _scan_frames(text: str, pos: int, in_frame: bool) -> tuple[int | None, int, deque[int]]:
+    """Where the error's first line begins at or after ``pos`` (None: it has none), how many
+    frame headers come before it, and where the last ``MAX_FRAMES - HEAD_FRAMES`` of them begin.
+
+    Follows :func:`_classify` without reading a frame's context lines: inside a frame, a line
+    indented three spaces or more and not blank changes nothing, so a regex skips them."""
+    headers = 0
+    last: deque[int] = deque(maxlen=MAX_FRAMES - HEAD_FRAMES)
+    while pos < len(text):
+        skip = (_CONTEXT_LINES if in_frame else _BLANK_LINES).match(text, pos)
+        if skip is not None and skip.end() > pos:
+            pos = skip.end()
+            continue
+        line, after = _line_at(text, pos)
+        kind, _ = _classify(line, in_frame)
+        if kind == "error":
+            return pos, headers, last
+        if kind == "header":
+            headers += 1
+            last.append(pos)
+        in_frame = kind == "header" or (in_frame and kind != "blank")
+        pos = after
+    return None, headers, last
 
 
 def _header(line: str) -> _Open | None:
@@ -329,18 +410,6 @@ def _function(text: str | None) -> str | None:
 
 def _is_decoration(line: str) -> bool:
     return bool(_IPYTHON_HEAD.fullmatch(line) or line == _PY_HEAD or _DECORATIONS.fullmatch(line))
-
-
-def _link_at(lines: list[str], i: int) -> str | None:
-    """The chain link that starts at line ``i``: its sentence alone between blank lines,
-    followed by a traceback's header; None anywhere else."""
-    link = _LINKS.get(lines[i])
-    if link is None or (i > 0 and lines[i - 1].strip()):
-        return None
-    rest = lines[i + 1 : i + 3]
-    if len(rest) < 2 or rest[0].strip():
-        return None
-    return link if _IPYTHON_HEAD.fullmatch(rest[1]) or rest[1] == _PY_HEAD else None
 
 
 def _is_library(path: str) -> bool:
@@ -471,7 +540,7 @@ def render_text(parsed: ParsedTraceback, *, solution_code: str | None = None) ->
     folded (how many, in which packages), then each earlier exception of the chain, nearest
     first, the same way. A frame with no context takes its line from ``solution_code``.
     """
-    source = solution_code.splitlines() if solution_code else []
+    source = source_lines(solution_code) if solution_code else []
     lines = _rendered(parsed, source)
     for cause in reversed(parsed.causes):
         heading = "caused by:" if cause.link == CAUSE else "raised while handling:"
@@ -483,7 +552,7 @@ def render_text(parsed: ParsedTraceback, *, solution_code: str | None = None) ->
 
 
 def _rendered(parsed: ParsedTraceback, source: list[str], indent: str = "") -> list[Line]:
-    lines = [Line("error", indent + text) for text in (parsed.error or "?").splitlines()]
+    lines = [Line("error", indent + text) for text in (parsed.error or "?").split("\n")]
     shown = [_frame_text(frame, source) for frame in parsed.frames if frame.in_solution]
     for text, repeats in _runs(shown):  # a recursion: one line, and how often
         lines.append(

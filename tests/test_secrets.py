@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from podium import redact
 from podium.api.runs import load_registry
 from podium.cli.app import app
+from podium.exec_output import omitted_line
 from podium.testing import FakeOpenAI, Received, Reply
 from tests.support import agent_responder, cli_env, podium_cli, solution
 
@@ -210,3 +211,25 @@ def test_every_backend_gets_its_declared_and_configured_keys_registered(
     monkeypatch.setenv("TEAM_GATEWAY", "team-registered-a81c3b")
     load_registry([str(plugin)]).backend("acme/x", {"api_key_env": "TEAM_GATEWAY"})
     assert {"acme-registered-0d4e7f", "team-registered-a81c3b"} <= redact.registered_secrets()
+
+
+@pytest.mark.parametrize("cut_at", [6, 11, 20, 28])  # both pieces at least 6 long
+def test_a_key_cut_in_two_by_the_output_cap_is_masked_on_both_sides(cut_at: int) -> None:
+    """The output kept is its head and tail around a marker: a key printed across the cut is
+    two pieces, neither of them the key, and both must go. So must a key that an output still
+    being written ends in the middle of."""
+    key = "sk-podium-CUTPLANTED-93f1c0a7d2e4x"  # 34 characters
+    head, tail = key[:cut_at], key[cut_at:]
+    text = f"start\nkey={head}" + omitted_line(12345) + f"{tail} end\n"
+    masked = redact.redact_output(text, [key])
+    assert head not in masked and tail not in masked, masked
+    assert masked.startswith("start\nkey=") and masked.endswith(" end\n")
+    assert "[... 12345 bytes of output omitted ...]" in masked
+    so_far = redact.redact_output(f"loss 0.3\nkey={key[:cut_at]}", [key])
+    assert key[:cut_at] not in so_far and so_far.startswith("loss 0.3\nkey=")
+
+
+def test_short_pieces_and_ordinary_text_are_left_alone() -> None:
+    key = "sk-podium-CUTPLANTED-93f1c0a7d2e4x"
+    text = "epoch sk-po" + omitted_line(7) + "4x done\nsk-podium is a prefix, not at a cut\n"
+    assert redact.redact_output(text, [key]) == text  # 5 characters each side: too short

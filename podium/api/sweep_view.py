@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,25 +62,31 @@ class SweepView:
             },
             "runs": runs,
         }
-        text = json.dumps(data, sort_keys=True, default=str)
+        text = json.dumps(data, sort_keys=True, default=str, allow_nan=False)
         return {"format": FORMAT, "version": hashlib.sha1(text.encode()).hexdigest(), **data}
 
     def run_dir(self, run_id: str) -> Path | None:
         """The run's directory, found by its id in the manifest (never a path from a URL) and
-        only if it lies inside the sweep."""
+        only if it lies inside the sweep and holds a journal. The first entry of an id wins."""
         for entry in load_manifest(self.root).runs:
             if entry.id == run_id:
-                path = (self.root / entry.path).resolve()
-                if path.is_relative_to(self.root.resolve()) and RunDir(path).journal.is_file():
-                    return path
-                return None
+                path = self._inside(entry)
+                return path if path is not None and RunDir(path).journal.is_file() else None
         return None
 
+    def _inside(self, entry: RunEntry) -> Path | None:
+        """The entry's run dir, resolved, if it lies inside the sweep (a manifest edited to point
+        elsewhere, or a symlink under runs/, names a run the viewer does not read)."""
+        path = (self.root / entry.path).resolve()
+        return path if path.is_relative_to(self.root.resolve()) else None
+
     def _run(self, entry: RunEntry) -> dict[str, Any]:
-        run_dir = self.root / entry.path
-        live = run_dir.is_dir() and run_is_live(run_dir) is True
-        summary = RunDir(run_dir).read_summary() if run_dir.is_dir() else None
-        state = entry.state if not run_dir.is_dir() else state_of(run_dir)
+        run_dir = self._inside(entry)
+        if run_dir is not None and not run_dir.is_dir():
+            run_dir = None
+        live = run_dir is not None and run_is_live(run_dir) is True
+        summary = RunDir(run_dir).read_summary() if run_dir is not None else None
+        state = entry.state if run_dir is None else state_of(run_dir)
         if live:
             state = RunState.RUNNING
         grade = summary.grade if summary else None
@@ -93,12 +100,12 @@ class SweepView:
             "live": live,
             "medal": grade.medal if grade else None,
             "graded": grade is not None,
-            "score": grade.score if grade else None,
-            "best_metric": summary.best_metric if summary else None,
+            "score": _finite(grade.score if grade else None),
+            "best_metric": _finite(summary.best_metric if summary else None),
             "steps": summary.steps if summary else None,
-            "elapsed_s": summary.elapsed_s if summary else entry.elapsed_s,
+            "elapsed_s": _finite(summary.elapsed_s if summary else entry.elapsed_s),
             "attempts": entry.attempts,
-            "error": (summary.error if summary and summary.error else entry.error),
+            "error": _clipped(summary.error if summary and summary.error else entry.error),
             "href": f"runs/{entry.id}/",
         }
 
@@ -114,6 +121,16 @@ class SweepView:
         except OSError:
             return "stopped"
         return "running" if age < RECENT_S else "stopped"
+
+
+def _finite(value: float | None) -> float | None:
+    """None for NaN and infinities (a grader may return NaN; JSON has no such numbers and the
+    page could not parse them)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _clipped(text: str | None, limit: int = 500) -> str | None:
+    return text if text is None or len(text) <= limit else text[:limit] + "…"
 
 
 def _ordered(values: Any) -> list[str]:

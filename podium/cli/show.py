@@ -46,7 +46,6 @@ from podium.records import ModelCall, Node, NodeState, Usage
 from podium.redact import redact
 from podium.scaffolds import RunDir, SummaryGrade, UsageTotals, run_files
 from podium.tracebacks import output_without_traceback, parse_traceback, render_text
-from podium.untrusted import Refused, read_untrusted
 from podium.viewer.run_data import RunView, open_run, run_is_live
 
 REASON_CHARS = 80  # a bug reason in the tree, shortened to one line
@@ -441,13 +440,9 @@ def _live_output(console: Console, view: RunView, node: Node, output_lines: int)
 
 
 def _read_live(rd: RunDir, node_id: int) -> str:
-    """``output.txt`` of the node, or "" while there is none (read as every file of a node
-    directory is: no link followed, bounded)."""
-    try:
-        data = read_untrusted(rd.node_output(node_id), trusted=rd.node_dir(node_id))
-    except (OSError, Refused):
-        return ""
-    return data.decode("utf-8", errors="replace")
+    """``output.txt`` of the node, or "" while there is none (``RunView.read_output``: no link
+    followed below the run dir, bounded; a file it refuses is one line saying why)."""
+    return RunView.read_output(rd.root, node_id)
 
 
 def _follow(console: Console, root: Path, node_id: int, shown: str) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from podium.errors import SandboxError
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.records import ExecResult, ExecStatus
-from podium.redact import redact
+from podium.redact import redact, redact_output
 
 
 async def execute_solution(
@@ -70,10 +70,9 @@ async def execute_solution(
 def masked(result: ExecResult) -> ExecResult:
     """The result with every secret Podium knows replaced by ``***``: a solution under a weak
     sandbox (``local``) can read the host's environment and print a key."""
-    fields = ("output", "error_value", "traceback", "killed_reason", "submission_refused")
-    return result.model_copy(
-        update={f: redact(v) for f in fields if isinstance(v := getattr(result, f), str)}
-    )
+    fields = ("error_value", "traceback", "killed_reason", "submission_refused")
+    update = {f: redact(v) for f in fields if isinstance(v := getattr(result, f), str)}
+    return result.model_copy(update={**update, "output": redact_output(result.output)})
 
 
 def masked_listener(listener: Callable[[str], None]) -> Callable[[str], None]:
@@ -81,7 +80,7 @@ def masked_listener(listener: Callable[[str], None]) -> Callable[[str], None]:
     result's ``output`` (the text a sandbox tells is the result's, inert already)."""
 
     def tell(text: str) -> None:
-        listener(redact(text))
+        listener(redact_output(text))
 
     return tell
 

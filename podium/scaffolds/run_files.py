@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from podium.errors import UserError
 from podium.interfaces import SUBMISSION
+from podium.untrusted import Refused, read_untrusted
 
 # --- the names ---------------------------------------------------------------------------------
 
@@ -54,6 +55,9 @@ RERUN_REPORT = "rerun.json"
 # --- reading -----------------------------------------------------------------------------------
 
 Problem = Literal["missing", "unreadable", "not-text", "invalid", "not-object"]
+# A run dir may come from anyone: its small files are read as files of unknown origin (no
+# link followed at the last step, a regular file only, a FIFO never waited on), at most this.
+MAX_RUN_FILE_BYTES = 64 * 1024 * 1024
 Format = Literal["JSON", "TOML"]
 
 
@@ -61,7 +65,8 @@ class RunFileError(UserError):
     """A run-dir file that cannot be used: one line naming it and what is wrong.
 
     ``problem``: ``missing`` (no such file), ``unreadable`` (any other OSError: a directory,
-    no permission), ``not-text`` (a JSON file that is not UTF-8), ``invalid`` (not JSON or TOML
+    no permission; or not a plain file of at most ``MAX_RUN_FILE_BYTES``), ``not-text`` (a
+    JSON file that is not UTF-8), ``invalid`` (not JSON or TOML
     syntax; for TOML, not UTF-8 either), ``not-object`` (JSON that is not an object, e.g. a
     list). ``cause`` is the exception behind it, for a caller that words its own message.
     """
@@ -146,10 +151,10 @@ def _read(
 
 def _parsed(path: Path, fmt: Format, parse: Callable[[str], Any]) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_untrusted(path, max_bytes=MAX_RUN_FILE_BYTES).decode("utf-8")
     except FileNotFoundError as exc:
         raise RunFileError(path, "missing", fmt, exc) from None
-    except OSError as exc:
+    except (OSError, Refused) as exc:
         raise RunFileError(path, "unreadable", fmt, exc) from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition: for it, invalid TOML
         raise RunFileError(path, "not-text" if fmt == "JSON" else "invalid", fmt, exc) from None

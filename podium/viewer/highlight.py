@@ -9,6 +9,7 @@ Content-Security-Policy allows no inline styles except its own hashed stylesheet
 
 from __future__ import annotations
 
+import html
 from functools import cache
 
 from pygments import highlight
@@ -19,11 +20,21 @@ STYLE = "default"  # a light style with readable contrast (pygments' own default
 SCOPE = ".hl"  # the class of the <pre> that holds code_html
 
 
+MAX_HIGHLIGHTED_CHARS = 200_000  # longer code is shown escaped but not coloured
+MAX_HIGHLIGHTED_LINE = 10_000  # ... and so is code with a line this long (a token soup)
+
+
 def code_html(code: str) -> str:
     """Python source as escaped HTML spans with pygments' token classes (no wrapper element).
 
-    Leading and trailing blank lines are kept, so line numbers match the solution file.
+    Leading and trailing blank lines are kept, so line numbers match the solution file. Code
+    past the bounds above is escaped without colours: pygments costs ~2 µs per character, so
+    a megabyte of code (which a journal may hold) would take seconds per request.
     """
+    if len(code) > MAX_HIGHLIGHTED_CHARS or any(
+        len(line) > MAX_HIGHLIGHTED_LINE for line in code.split("\n")
+    ):
+        return html.escape(code, quote=False)
     lexer = PythonLexer(stripnl=False, ensurenl=False)
     return str(highlight(code, lexer, HtmlFormatter(nowrap=True)))
 

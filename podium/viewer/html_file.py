@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 from podium.errors import UserError
@@ -44,15 +45,22 @@ def _check_dest(dest: Path) -> None:
 def _write_atomically(dest: Path, text: str) -> None:
     """A temporary file beside ``dest``, then renamed over it (same file system: atomic).
 
-    Opened with the usual permissions (umask), not a private temp file's: an export is for
-    sharing.
+    The temporary file is a new one with a name no one can guess (``mkstemp``: created with
+    O_EXCL, so a link planted beside the destination is never followed), then given the usual
+    permissions (umask), not a private temp file's: an export is for sharing.
     """
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmp: Path | None = None
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+        tmp = Path(name)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, dest)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise UserError(f"cannot write {dest}: {exc.strerror or exc}") from None

@@ -11,16 +11,20 @@ a viewer must never make a ``podium resume`` starting at that moment fail with "
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from podium.errors import RunDirError, UserError
 from podium.records import ModelCall, Node, NodeState
 from podium.scaffolds import Journal, RunDir, RunSummary, run_files
-from podium.untrusted import strip_ansi
+from podium.untrusted import Refused, inert, read_untrusted
 
 NodeKind = Literal["good", "buggy", "running", "interrupted"]
 LIVE_OUTPUT_READ_CAP = 4 * 1024 * 1024
@@ -82,18 +86,24 @@ class RunView:
         from the journal (a node's panel needs its code and its parents', not every node's)."""
         if not self.light:
             return {i: n for i in ids if (n := self._by_id.get(i)) is not None}
-        journal = Journal.open(RunDir(self.root).journal)
-        try:
+        with _reading(RunDir(self.root).journal) as journal:
             return journal.nodes_by_id(ids)
-        finally:
-            journal.close()
 
     @cached_property
     def _by_id(self) -> dict[int, Node]:
         return {n.id: n for n in self.nodes}
 
     def children(self, node_id: int) -> list[int]:
-        return [n.id for n in self.nodes if node_id in n.parent_ids]
+        return self._children.get(node_id, [])
+
+    @cached_property
+    def _children(self) -> dict[int, list[int]]:
+        """Each node's children, in id order (one pass: an export asks for every node's)."""
+        out: dict[int, list[int]] = {}
+        for n in self.nodes:
+            for parent in dict.fromkeys(n.parent_ids):
+                out.setdefault(parent, []).append(n.id)
+        return out
 
     def live_output(self, node_id: int) -> str:
         """What a node still executing has printed so far (:meth:`read_output`)."""
@@ -103,14 +113,17 @@ class RunView:
     def read_output(root: Path, node_id: int) -> str:
         """A node's output file as the page shows it: for a node still executing, what it has
         printed so far (the loop rewrites the file while it runs; empty before its first
-        write). Read with a cap: the file is the capped output, but a reader never trusts a
-        size it did not check."""
+        write). Read as a file of unknown origin (a run dir may come from anyone): no link
+        followed below the run dir, a regular file only, at most ``LIVE_OUTPUT_READ_CAP``
+        bytes; anything else is said in one line instead of its content."""
+        path = RunDir(root).node_output(node_id)
         try:
-            with open(RunDir(root).node_output(node_id), "rb") as fh:
-                data = fh.read(LIVE_OUTPUT_READ_CAP)
-        except OSError:
+            data = read_untrusted(path, trusted=root, max_bytes=LIVE_OUTPUT_READ_CAP)
+        except FileNotFoundError:
             return ""
-        return strip_ansi(data.decode("utf-8", errors="replace"))
+        except (Refused, OSError) as exc:
+            return f"[the output file was not read: {exc}]"
+        return inert(data.decode("utf-8", errors="replace"))
 
     def kind(self, node: Node) -> NodeKind:
         """The colour a node is drawn in. A node left mid-way by a dead run is interrupted."""
@@ -123,11 +136,8 @@ class RunView:
     def calls(self, node_id: int | None = None) -> list[ModelCall]:
         """The model calls a node made (None: every node's), in order, prompts and answers in
         full. Read on demand: they are most of a journal's bytes."""
-        journal = Journal.open(RunDir(self.root).journal)
-        try:
+        with _reading(RunDir(self.root).journal) as journal:
             return journal.calls(node_id)
-        finally:
-            journal.close()
 
 
 def open_run(path: Path, *, light: bool = False) -> RunView:
@@ -143,13 +153,10 @@ def open_run(path: Path, *, light: bool = False) -> RunView:
         if (rd.root / "runs").is_dir():  # a sweep's runs (podium.benchmarks.sweeps.manifest)
             hint = f"{rd.root} looks like a sweep: give one of its runs, e.g. {rd.root}/runs/…"
         raise RunDirError(f"{rd.root} is not a Podium run directory (no journal)", hint=hint)
-    journal = Journal.open(rd.journal)
-    try:
+    with _reading(rd.journal) as journal:
         nodes = journal.nodes(light=light)
         meta = journal.meta()
         discarded = journal.discarded_count()
-    finally:
-        journal.close()
     summary = run_files.read_json(rd.summary, damaged_ok=True) or {}
     best_id = rd.best_node_id()
     if best_id is None:
@@ -166,6 +173,25 @@ def open_run(path: Path, *, light: bool = False) -> RunView:
         best_path=_ancestors(nodes, best_id),
         light=light,
     )
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[Journal]:
+    """The journal, open for reading; a damaged one (a row that is not a node, a missing
+    table: a run dir may come from anyone) is a one-line error, not a traceback."""
+    journal = None
+    try:
+        journal = Journal.open(path)
+        yield journal
+    except (sqlite3.Error, ValidationError, ValueError, KeyError, TypeError) as exc:
+        why = " ".join(str(exc).split())[:200]
+        raise RunDirError(
+            f"{path} is damaged: {why}",
+            hint="a journal is written by Podium only; restore it from a copy of the run",
+        ) from None
+    finally:
+        if journal is not None:
+            journal.close()
 
 
 def _ancestors(nodes: list[Node], node_id: int | None) -> frozenset[int]:

@@ -26,6 +26,11 @@ from podium.viewer.layout import GraphLayout, layout
 from podium.viewer.run_data import RunView
 
 FORMAT = "podium-view/2"
+# What one field of a node may weigh in the page: a journal is the run's, but a run dir may
+# come from anyone, and one 14 MB error message (a solution can raise one) would be sent on
+# every poll and laid out by the browser for seconds. The light data's texts are one line.
+MAX_LIGHT_TEXT = 1_000
+MAX_DETAIL_TEXT = 1_000_000
 GRADE_FIELDS = ("score", "medal", "any_medal", "valid_submission", "above_median")
 
 # --- the run ------------------------------------------------------------------------------
@@ -158,8 +163,8 @@ def light_node(view: RunView, node: Node) -> dict[str, Any]:
         "on_best_path": node.id in view.best_path,
         "step": node.step,
         "metric": _finite(node.metric.value) if node.metric else None,
-        "bug_reason": node.bug_reason,
-        "summary": node.summary,  # the review's verdict: the node list's "why" column
+        "bug_reason": _clip(node.bug_reason, MAX_LIGHT_TEXT),
+        "summary": _clip(node.summary, MAX_LIGHT_TEXT),  # the review's verdict: the "why" column
         "worker": node.worker,
         "total_s": _finite(node.timings.total_s),
         "cost_usd": _finite(node.usage.cost_usd),
@@ -184,16 +189,18 @@ def _detail(
     view: RunView, node: Node, calls: list[ModelCall], parents: dict[int, Node]
 ) -> dict[str, Any]:
     output, live = _output(view, node)
+    code = _clip(node.code, MAX_DETAIL_TEXT)
     detail = {
         **light_node(view, node),
-        "plan": node.plan,
-        "code": node.code,
-        "code_html": highlight.code_html(node.code),
+        "bug_reason": _clip(node.bug_reason, MAX_DETAIL_TEXT),
+        "plan": _clip(node.plan, MAX_DETAIL_TEXT),
+        "code": code,
+        "code_html": highlight.code_html(code),
         "diffs": _diffs(node, parents),
         **output,
         "output_live": live,
         "exec": _exec(node.exec) if node.exec else None,
-        "summary": node.summary,
+        "summary": _clip(node.summary, MAX_DETAIL_TEXT),
         "has_submission": node.has_submission,
         "children": view.children(node.id),
         "usage": node.usage.model_dump(mode="json"),
@@ -213,7 +220,14 @@ def _output(view: RunView, node: Node) -> tuple[dict[str, Any], bool]:
         return {"output": "", "output_traceback_cut": False}, False
     full = strip_ansi(node.exec.output)
     shown = tracebacks.output_without_traceback(full, _traceback_text(node.exec))
-    return {"output": shown, "output_traceback_cut": shown != full}, False
+    return {"output": _clip(shown, MAX_DETAIL_TEXT), "output_traceback_cut": shown != full}, False
+
+
+def _clip(text: str | None, limit: int) -> Any:
+    """``text`` cut to ``limit`` characters, saying how much was left out (None stays None)."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters not shown]"
 
 
 def _traceback_text(result: ExecResult) -> str | None:
@@ -225,7 +239,9 @@ def _exec(result: ExecResult) -> dict[str, Any]:
     solution's frames first on the page, library frames folded)."""
     data = result.model_dump(mode="json", exclude={"output"})
     text = _traceback_text(result)
-    data["traceback"] = text
+    for key in ("error_name", "error_value", "killed_reason", "submission_refused"):
+        data[key] = _clip(data[key], MAX_DETAIL_TEXT)
+    data["traceback"] = _clip(text, MAX_DETAIL_TEXT)
     data["traceback_parsed"] = (
         tracebacks.as_json(tracebacks.parse_traceback(text)) if text else None
     )
@@ -236,7 +252,7 @@ def _diffs(node: Node, parents: dict[int, Node]) -> list[dict[str, Any]]:
     """The node's code against each parent's (a crossover has two): ``code_diff.as_json`` and
     the parent's id. ``parents``: nodes in full by id."""
     out = []
-    for parent_id in node.parent_ids:
+    for parent_id in dict.fromkeys(node.parent_ids):  # a damaged journal may repeat one
         parent = parents.get(parent_id)
         if parent is None:
             continue
@@ -255,12 +271,15 @@ def _call(call: ModelCall) -> dict[str, Any]:
         "error": call.error,
         "fatal": call.fatal,
         "started_at": call.started_at.isoformat(),
-        "messages": [m.model_dump(mode="json") for m in call.request.messages],
+        "messages": [
+            {**m.model_dump(mode="json"), "content": _clip(m.content, MAX_DETAIL_TEXT)}
+            for m in call.request.messages
+        ],
         "tools": [t.name for t in call.request.tools],
         "response": None
         if response is None
         else {
-            "text": response.text,
+            "text": _clip(response.text, MAX_DETAIL_TEXT),
             "tool_call": response.tool_call.model_dump(mode="json") if response.tool_call else None,
             "input_tokens": response.usage.input_tokens,
             "output_tokens": response.usage.output_tokens,

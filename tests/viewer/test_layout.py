@@ -8,6 +8,9 @@ import random
 import time
 from collections import defaultdict
 
+import pytest
+
+from podium.viewer import layout as layout_module
 from podium.viewer.layout import layout
 from tests.support import scaled
 
@@ -65,3 +68,18 @@ def test_the_same_nodes_give_the_same_layout_quickly() -> None:
     assert time.perf_counter() - start < scaled(2.0)
     assert layout(list(reversed(nodes))) == first
     assert layout([]).x == {}
+
+
+def test_a_run_too_big_for_the_tree_layout_still_gets_every_node_placed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past MAX_TREE_NODES the layers are filled in id order: no overlap, edges still down."""
+    monkeypatch.setattr(layout_module, "MAX_TREE_NODES", 100)
+    nodes = _search_shaped(500, seed=5, crossovers=0.2)
+    places = layout(nodes)
+    seen: set[tuple[int, float]] = set()
+    for node_id, parents in nodes:
+        assert all(places.y[node_id] > places.y[p] for p in parents)
+        spot = (places.y[node_id], places.x[node_id])
+        assert spot not in seen
+        seen.add(spot)

@@ -163,6 +163,47 @@ def test_a_running_node_while_the_run_is_locked(
     assert request(server, "/api/run").json()["live"] is False
 
 
+def test_a_running_nodes_output_so_far(server: ViewerServer, recorded_run: RecordedRun) -> None:
+    """What the loop last wrote to a running node's output.txt, as text; the page compares
+    ``version`` to skip redrawing an output that did not change."""
+    rd = RunDir(recorded_run.root)
+    rd.write_live_output(recorded_run.running, "epoch 1 \x1b[31mred\x1b[0m <b>\n")
+    first = request(server, f"/api/node/{recorded_run.running}/output").json()
+    assert first["output"] == "epoch 1 red <b>\n"
+    assert request(server, f"/api/node/{recorded_run.running}/output").json() == first
+    rd.write_live_output(recorded_run.running, "epoch 1 red <b>\nepoch 2\n")
+    second = request(server, f"/api/node/{recorded_run.running}/output").json()
+    assert second["output"].endswith("epoch 2\n") and second["version"] != first["version"]
+    detail = request(server, f"/api/node/{recorded_run.running}").json()
+    assert detail["output_live"] is True and detail["output"].endswith("epoch 2\n")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "directory", "huge"])
+def test_an_output_file_that_is_not_a_plain_small_file_is_not_read(
+    server: ViewerServer, recorded_run: RecordedRun, tmp_path: Path, kind: str
+) -> None:
+    """A run dir may come from anyone: its output.txt may point at a secret, block a reader
+    forever or be enormous. The viewer says so in one line and reads nothing else."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET\n")
+    path = RunDir(recorded_run.root).node_output(recorded_run.running)
+    path.unlink(missing_ok=True)
+    if kind == "symlink":
+        path.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        with path.open("wb") as fh:
+            fh.truncate(5 * 1024**3)  # sparse: 5 GB that take no disk
+    reply = request(server, f"/api/node/{recorded_run.running}/output")
+    assert reply.status == 200
+    text = reply.json()["output"]
+    assert "TOP-SECRET" not in text and text.startswith("[the output file was not read:")
+    assert len(text) < 500
+
+
 def test_api_node(server: ViewerServer, recorded_run: RecordedRun) -> None:
     reply = request(server, f"/api/node/{recorded_run.crossover}")
     assert reply.status == 200

@@ -260,3 +260,28 @@ def test_highlight_uses_classes_scoped_to_hl() -> None:
     assert 'class="c1"' in html and "style=" not in html
     rules = [line for line in highlight.css().splitlines() if "{" in line]
     assert rules and all(line.startswith(".hl") for line in rules)
+
+
+def test_one_enormous_node_cannot_weigh_down_the_page(recorded_run: RecordedRun) -> None:
+    """A solution may raise an error whose message is megabytes long; the graph's data carries
+    a line of it, the node's panel a bounded part, each saying how much was left out."""
+    journal = Journal.open(RunDir(recorded_run.root).journal)
+    rng = random.Random(0).getstate()
+    node = Node(id=9, parent_ids=(5,), operator="improve")
+    journal.begin(node, rng, rng, elapsed_s=60.0)
+    reason = "ValueError: " + "x" * 3_000_000
+    done = node.model_copy(
+        update={"state": NodeState.DONE, "step": 9, "is_buggy": True, "bug_reason": reason,
+                "code": "y = 1\n" * 300_000,
+                "exec": ExecResult(status=ExecStatus.ERROR, error_value="x" * 3_000_000)}
+    )  # fmt: skip
+    journal.update(done, 61.0)
+    journal.close()
+    view = open_run(recorded_run.root)
+    light = by_id(run_json(view))[9]
+    assert len(light["bug_reason"]) < 1_100 and "more characters not shown" in light["bug_reason"]
+    detail = node_detail(view, 9)
+    assert 1_000_000 <= len(detail["bug_reason"]) < 1_000_100
+    assert len(detail["exec"]["error_value"]) < 1_000_100
+    assert "<span" not in detail["code_html"]  # too long to colour: escaped, plain
+    assert len(json.dumps(detail)) < 6_000_000

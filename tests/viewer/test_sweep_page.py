@@ -4,6 +4,7 @@ runs served under ``/runs/<id>/`` by the same server, found by id, never by a pa
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,9 +97,39 @@ def test_only_the_sweeps_own_runs_are_served(server: ViewerServer, path: str) ->
     assert "error" in reply.json()
 
 
-def test_a_run_dir_outside_the_sweep_is_never_served(sweep_dir: Path, tmp_path: Path) -> None:
-    """A manifest edited to point a run elsewhere does not turn the viewer into a file server."""
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink"])
+def test_a_run_dir_outside_the_sweep_is_never_read(
+    sweep_dir: Path, tmp_path: Path, how: str
+) -> None:
+    """A manifest edited to point a run elsewhere, or a symlink under runs/, does not turn the
+    viewer into a reader of other directories: neither the run's page nor the grid reads it."""
     outside = write_recorded_run(tmp_path / "elsewhere").root
-    text = (sweep_dir / "sweep.json").read_text()
-    (sweep_dir / "sweep.json").write_text(text.replace(f"runs/{DONE}", str(outside), 1))
-    assert SweepView(sweep_dir).run_dir(DONE) is None
+    summary = json.loads((outside / "summary.json").read_text())
+    (outside / "summary.json").write_text(json.dumps({**summary, "error": "OUTSIDE-RUN"}))
+    manifest = (sweep_dir / "sweep.json").read_text()
+    other = "runs/adult.greedy.baseline.s0"
+    if how == "symlink":
+        (sweep_dir / other).parent.mkdir(exist_ok=True)
+        (sweep_dir / other).symlink_to(outside)
+    else:
+        where = str(outside) if how == "absolute" else f"../{outside.relative_to(tmp_path)}"
+        (sweep_dir / "sweep.json").write_text(manifest.replace(other, where, 1))
+    view = SweepView(sweep_dir)
+    assert view.run_dir("adult.greedy.baseline.s0") is None
+    grid = view.grid()
+    assert "OUTSIDE-RUN" not in json.dumps(grid)
+    run = next(r for r in grid["runs"] if r["id"] == "adult.greedy.baseline.s0")
+    assert run["state"] == "pending" and run["steps"] is None
+
+
+def test_a_nan_score_keeps_the_grid_valid_json(sweep_dir: Path) -> None:
+    """A grader may return NaN: the grid stays JSON a browser can parse."""
+    path = sweep_dir / "runs" / DONE / "summary.json"
+    summary = json.loads(path.read_text())
+    summary["grade"]["score"] = float("nan")
+    summary["elapsed_s"] = float("inf")
+    path.write_text(json.dumps(summary))
+    grid = SweepView(sweep_dir).grid()
+    json.dumps(grid, allow_nan=False)
+    done = next(r for r in grid["runs"] if r["id"] == DONE)
+    assert done["score"] is None and done["elapsed_s"] is None
