@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from podium.errors import SandboxError
 from podium.records import (
     Action,
     EnvironmentInfo,
@@ -233,8 +234,42 @@ class Sandbox(ABC):
         A sandbox that can tells ``workspace.on_output`` the output so far while it runs (see
         :class:`Workspace`); one that does not is still a complete sandbox."""
 
+    async def open_session(self, workspace: Workspace, limits: Limits) -> KernelSession:
+        """A fresh kernel in ``workspace`` kept across cells (an agentic node's), with the
+        isolation and limits of :meth:`execute`; ``limits.timeout_s`` is the most one cell may
+        take. Optional: a sandbox without it cannot run agentic nodes, and says so here."""
+        raise SandboxError(
+            f"the {self.name} sandbox cannot keep a kernel across cells, which agentic nodes "
+            "need (the builtin sandboxes can; or use search.operators = 'llm')"
+        )
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
         """Stop anything still running (pre-started kernels, watchdogs)."""
+
+
+class KernelSession(ABC):
+    """One kernel kept alive across cells: what an agentic node works in.
+
+    State persists between cells (a variable set in one is there in the next). Every cell's
+    result is an :class:`ExecResult` as :meth:`Sandbox.execute` returns one (output capped,
+    text inert); a cell that timed out or killed the kernel ends the session: ``alive`` is then
+    False and further cells are refused. :meth:`close` kills the kernel and hands the workspace
+    over exactly as the end of :meth:`Sandbox.execute` does (the submission copied by the host
+    into ``Workspace.root``); it returns why the submission was refused, if it was.
+    """
+
+    limits: Limits  # what :meth:`Sandbox.open_session` was given
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool:
+        """False once a cell stopped the kernel (or the session was closed)."""
+
+    @abstractmethod
+    async def run_cell(self, code: str, timeout_s: float) -> ExecResult: ...
+
+    @abstractmethod
+    async def close(self) -> str | None: ...
 
 
 class Strategy(ABC):
@@ -294,15 +329,27 @@ class OperatorContext:
     budget: BudgetView
     model: ModelClient
     rng: random.Random = field(default_factory=random.Random)
+    # A kernel in the node's own workspace, kept across cells, with the node's limits (an
+    # agentic operator set works in it; one-shot operators never call it). The caller of the
+    # operator closes nothing: the operator closes what it opened.
+    open_kernel: Callable[[], Awaitable[KernelSession]] | None = None
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """An operator's output: a plan and the code to run (empty code makes the node buggy)."""
+    """An operator's output: a plan and the code to run (empty code makes the node buggy).
+
+    An operator that ran its code itself, in ``OperatorContext.open_kernel``'s kernel, gives
+    the node's result as ``executed`` (its submission is already in the node's directory, and
+    the loop runs nothing more) and may give the record of what it ran as ``notebook`` (the
+    text of a Jupyter notebook, saved beside ``solution.py``).
+    """
 
     plan: str
     code: str
     problem: str | None = None  # why the code is unusable, when the operator knows
+    executed: ExecResult | None = None
+    notebook: str | None = None
 
 
 class OperatorSet(ABC):

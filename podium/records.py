@@ -56,9 +56,28 @@ class Usage(Record):
         )
 
 
+class ToolCall(Record):
+    """A function call made by the model; ``arguments`` is always a decoded JSON object.
+
+    ``id`` is the provider's id for the call (a tool result names it); empty where none was
+    given (a hand-written script), and then whoever sends the call back gives it one."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+
 class Message(Record):
-    role: Literal["system", "user", "assistant"]
+    """One turn of a conversation, in Podium's provider-neutral form.
+
+    An ``assistant`` turn may carry the model's ``tool_calls`` (its ``content`` is then the
+    text it said beside them, often empty); a ``tool`` turn is the result of the call whose id
+    is ``tool_call_id``. Backends translate both into their provider's wire format."""
+
+    role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
 
 
 class ToolSpec(Record):
@@ -67,13 +86,6 @@ class ToolSpec(Record):
     name: str
     description: str
     parameters: dict[str, Any]
-
-
-class ToolCall(Record):
-    """A function call made by the model; ``arguments`` is always a decoded JSON object."""
-
-    name: str
-    arguments: dict[str, Any]
 
 
 class RequestMeta(Record):

@@ -148,6 +148,20 @@ class ExecSection(Section):
     keep_working: bool = False
 
 
+class AgenticSection(Section):
+    """Agentic nodes (``search.operators = "agentic"``): the code model works in the node's own
+    kernel, cell by cell; ``exec.timeout`` is then the node's wall time, all cells together."""
+
+    max_turns: int = Field(30, ge=1, description="model calls per agentic node")
+    cell_timeout: Duration = Field(600.0, description="per cell (at most exec.timeout)")
+    output_chars: int = Field(
+        4000, ge=200, description="of a cell's output shown to the model (head and tail)"
+    )
+    keep_outputs: int = Field(
+        3, ge=1, description="latest cells whose output the model sees whole; older ones cut"
+    )
+
+
 def _size(value: Any) -> Any:
     """Check a size ("4G", "512M", bytes) or "none"; keep the text as written."""
     if value is None or (isinstance(value, str) and value.lower() in ("none", "unlimited")):
@@ -225,6 +239,7 @@ class RunConfig(Section):
     search: SearchSection = Field(default_factory=SearchSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
     exec: ExecSection = Field(default_factory=ExecSection)
+    agentic: AgenticSection = Field(default_factory=AgenticSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     prompts: dict[str, str] = Field(default_factory=dict)
 

@@ -252,7 +252,13 @@ def _resolve(
         review_model = code_model
     _check_cost_budget(cfg, code_model, review_model)
     spec = own_operators or registry.operator_set(cfg.search.operators)
-    operators = spec.create({"memory_chars": cfg.search.memory_chars, "prompts": cfg.prompts})
+    operators = spec.create(
+        {
+            "memory_chars": cfg.search.memory_chars,
+            "prompts": cfg.prompts,
+            "agentic": cfg.agentic.model_dump(),
+        }
+    )
     sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
     task = resolve_task(cfg.task, registry, cfg.data_dir, cfg.obfuscated_description)
     m = cfg.model

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podium.errors import SandboxError
-from podium.interfaces import Limits, Sandbox, Workspace
-from podium.records import EnvironmentInfo, ExecResult
+from podium.interfaces import KernelSession, Limits, Sandbox, Workspace
+from podium.records import EnvironmentInfo, ExecResult, ExecStatus
 from podium.sandbox.environment import probe_environment
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, LiveKernel, Reaper, start_kernel
@@ -160,6 +160,12 @@ class KernelSandbox(Sandbox):
         refused = await self._end(prepared, workspace)
         return result.model_copy(update={"submission_refused": refused}) if refused else result
 
+    async def open_session(self, workspace: Workspace, limits: Limits) -> KernelSession:
+        asked = time.perf_counter()
+        prepared = await self._acquire(workspace)
+        prepared.kernel.start_s = time.perf_counter() - asked
+        return _Session(self, prepared, workspace, limits)
+
     async def settle(self) -> None:
         """Wait until the pool is full and finished kernels are cleaned up (for measurements
         and tests: nothing of the sandbox's own is then still using the CPU)."""
@@ -262,6 +268,71 @@ class KernelSandbox(Sandbox):
     def _release(prepared: Prepared) -> None:
         prepared.guard.release()
         prepared.slot.discard()
+
+
+class _Session(KernelSession):
+    """A kernel of a :class:`KernelSandbox` kept across cells; ended as ``execute`` ends one.
+
+    Live output: while a cell runs, ``workspace.on_output`` is told the cell's output so far
+    after what the earlier cells printed (``earlier``, capped as one output is), so a reader
+    of the node's output file sees the session as it goes."""
+
+    def __init__(
+        self, sandbox: KernelSandbox, prepared: Prepared, workspace: Workspace, limits: Limits
+    ) -> None:
+        self.sandbox, self.prepared, self.workspace, self.limits = (
+            sandbox, prepared, workspace, limits
+        )  # fmt: skip
+        self.earlier = ""
+        self.running = True  # False once a cell stopped the kernel, or it was closed
+        self.closed = False
+        self.refused: str | None = None  # what close found, once closed
+
+    async def run_cell(self, code: str, timeout_s: float) -> ExecResult:
+        if not self.running:
+            raise SandboxError("the kernel of this session has stopped: no more cells run")
+        kernel, guard = self.prepared.kernel, self.prepared.guard
+        live = self._live()
+        try:
+            result = await kernel.execute(
+                code, min(timeout_s, self.limits.timeout_s), self.limits.max_output_bytes,
+                guard.watch, live,
+            )  # fmt: skip
+            result = guard.finish(result)
+        except BaseException:
+            self.running = False
+            raise
+        if result.status in (ExecStatus.TIMEOUT, ExecStatus.DIED):
+            self.running = False  # interrupted or killed: what it holds can no longer be trusted
+        if live is not None:
+            live.final(self.earlier + result.output)
+        self.earlier = _joined(self.earlier, result.output, self.limits.max_output_bytes)
+        return result
+
+    @property
+    def alive(self) -> bool:
+        return self.running
+
+    def _live(self) -> LiveOutput | None:
+        listener = self.workspace.on_output
+        if listener is None:
+            return None
+        earlier = self.earlier
+        return LiveOutput(lambda text: listener(earlier + text))
+
+    async def close(self) -> str | None:
+        if not self.closed:
+            self.running, self.closed = False, True
+            self.refused = await self.sandbox._end(self.prepared, self.workspace)
+        return self.refused
+
+
+def _joined(earlier: str, more: str, max_bytes: int) -> str:
+    """The outputs of the cells so far, as one capped text (its tail kept: the newest)."""
+    text = earlier + more
+    if len(text.encode("utf-8", "replace")) <= max_bytes:
+        return text
+    return text[-max_bytes:]
 
 
 def _remove_empty(path: Path) -> None:

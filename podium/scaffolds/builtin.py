@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from podium.plugins import OperatorSetSpec, StrategySpec, hookimpl
-from podium.scaffolds import baseline, operators
+from podium.scaffolds import agentic, baseline, operators
 from podium.scaffolds.strategies.evolutionary import Evolutionary, EvolutionaryParams
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
@@ -46,6 +46,11 @@ def podium_operator_sets() -> list[OperatorSetSpec]:
             name="llm",
             create=operators.create,
             description="draft / improve / debug / crossover prompts to the code model",
+        ),
+        OperatorSetSpec(
+            name="agentic",
+            create=agentic.create,
+            description="the code model works in the node's own kernel, cell by cell (tools)",
         ),
         OperatorSetSpec(
             name="baseline",

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 
 from podium.errors import SandboxError
-from podium.interfaces import Limits, Sandbox, Workspace
+from podium.interfaces import KernelSession, Limits, Sandbox, Workspace
 from podium.records import ExecResult, ExecStatus
 from podium.redact import redact, redact_output
 
@@ -65,6 +65,35 @@ async def execute_solution(
         if close_sandbox:
             await sandbox.aclose()
     return masked(result)
+
+
+async def open_kernel_session(
+    sandbox: Sandbox, workspace: Workspace, *, timeout_s: float, max_output_bytes: int
+) -> KernelSession:
+    """A kernel of ``sandbox`` in ``workspace`` kept across cells (an agentic node's), with
+    what :func:`execute_solution` guarantees for each cell: the same output cap, every
+    result and the live output masked. ``timeout_s`` is the most one cell may run. A
+    :class:`SandboxError` (no kernel could start) is raised: the caller counts it."""
+    limits = Limits(timeout_s=timeout_s, max_output_bytes=max_output_bytes)
+    if workspace.on_output is not None:
+        workspace = dataclasses.replace(workspace, on_output=masked_listener(workspace.on_output))
+    return _MaskedSession(await sandbox.open_session(workspace, limits))
+
+
+class _MaskedSession(KernelSession):
+    def __init__(self, inner: KernelSession) -> None:
+        self.inner, self.limits = inner, inner.limits
+
+    @property
+    def alive(self) -> bool:
+        return self.inner.alive
+
+    async def run_cell(self, code: str, timeout_s: float) -> ExecResult:
+        return masked(await self.inner.run_cell(code, timeout_s))
+
+    async def close(self) -> str | None:
+        refused = await self.inner.close()
+        return redact(refused) if refused else refused
 
 
 def masked(result: ExecResult) -> ExecResult:

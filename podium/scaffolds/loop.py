@@ -51,6 +51,7 @@ from podium.interfaces import (
     SUBMISSION_WRITTEN,
     Backend,
     BudgetView,
+    KernelSession,
     OperatorContext,
     OperatorSet,
     Proposal,
@@ -62,11 +63,11 @@ from podium.interfaces import (
 from podium.plugins import ModelGateway
 from podium.records import Action, ExecResult, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, review
-from podium.scaffolds.execution import execute_solution
+from podium.scaffolds.execution import execute_solution, open_kernel_session
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.model_calls import CallRecorder
 from podium.scaffolds.prompts import Prompts
-from podium.scaffolds.run_files import OUTPUT, SOLUTION
+from podium.scaffolds.run_files import NOTEBOOK, OUTPUT, SOLUTION
 from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
@@ -355,9 +356,9 @@ class Search:
         await asyncio.to_thread(self.run_dir.reset_node, node.id)  # a leftover may be huge
         client = self._call_recorder(node.id)
         try:
-            node = await self._propose(node, client)
+            node, executed = await self._propose(node, client)
             if node.bug_reason is None:
-                node = await self._execute_and_review(node, client)
+                node = await self._execute_and_review(node, client, executed)
         except (asyncio.CancelledError, CostLimitReached, RecordExhausted):
             # Left unfinished: a resume (with a larger budget) runs this node again.
             interrupted = node.model_copy(update={"state": NodeState.INTERRUPTED})
@@ -381,7 +382,9 @@ class Search:
             next_seq=self.seq,
         )
 
-    async def _propose(self, node: Node, client: CallRecorder) -> Node:
+    async def _propose(self, node: Node, client: CallRecorder) -> tuple[Node, ExecResult | None]:
+        """The operator's proposal recorded on the node; and its result, if the operator ran
+        its code itself (an agentic node, in ``open_kernel``'s kernel)."""
         parents = [self.tree.get(p) for p in node.parent_ids]
         ctx = OperatorContext(
             task=self.parts.task,
@@ -396,6 +399,7 @@ class Search:
             ),
             model=client,
             rng=random.Random(f"{self.settings.seed}:{node.id}"),
+            open_kernel=lambda: self._open_kernel(node.id),
         )
         problem: str | None = None
         try:
@@ -417,10 +421,14 @@ class Search:
                     "state": NodeState.EXECUTING}
         )  # fmt: skip
         self.run_dir.write_text(node.id, SOLUTION, node.code)
+        if proposal.notebook is not None:
+            self.run_dir.write_text(node.id, NOTEBOOK, proposal.notebook)
+        if proposal.executed is not None and problem == "no code":
+            problem = None  # ran cells, none cleanly: judged by its result, like any run
         if problem:
             node = node.model_copy(update={"is_buggy": True, "bug_reason": problem})
         self.journal.update(node, self.elapsed())
-        return node
+        return node, proposal.executed
 
     def _tree_seen_by(self, node: Node) -> SearchTree:
         """What a node's operators see: under the reproducible schedule, the tree its decision
@@ -444,9 +452,11 @@ class Search:
                 "then podium resume DIR)"
             )
 
-    async def _execute_and_review(self, node: Node, client: CallRecorder) -> Node:
+    async def _execute_and_review(
+        self, node: Node, client: CallRecorder, executed: ExecResult | None
+    ) -> Node:
         task = self.parts.task
-        result = await self._execute(node)
+        result = executed if executed is not None else await self._execute(node)
         self.run_dir.write_text(node.id, OUTPUT, result.output)
         has_submission = (self.run_dir.node_dir(node.id) / SUBMISSION).is_file()
         # The check may run the task's grader: it runs while the review model is asked.
@@ -505,26 +515,47 @@ class Search:
 
     async def _execute(self, node: Node) -> ExecResult:
         """Run the node's code in its directory, within what is left of the time budget."""
-        timeout = self.settings.exec_timeout_s
-        if (left := self.time_left()) is not None:
-            timeout = max(min(timeout, left), 1.0)
-        workspace = Workspace(
-            self.run_dir.node_dir(node.id),
-            self.parts.task.public_dir,
-            self.settings.keep_working,
-            on_output=self._live_output(node.id),
-        )
         sandbox_errors: list[SandboxError] = []
         result = await execute_solution(
             self.parts.sandbox,
             node.code,
-            workspace,
-            timeout_s=timeout,
+            self._workspace(node.id),
+            timeout_s=self._exec_timeout(),
             max_output_bytes=self.settings.max_output_bytes,
             on_sandbox_error=sandbox_errors.append,
         )
         self._count_sandbox_failure(sandbox_errors[0] if sandbox_errors else None)
         return result
+
+    async def _open_kernel(self, node_id: int) -> KernelSession:
+        """A kernel kept across cells in the node's directory (an agentic node's); a cell may
+        run at most what is left of the time budget."""
+        try:
+            session = await open_kernel_session(
+                self.parts.sandbox,
+                self._workspace(node_id),
+                timeout_s=self._exec_timeout(),
+                max_output_bytes=self.settings.max_output_bytes,
+            )
+        except SandboxError as exc:
+            self._count_sandbox_failure(exc)
+            raise
+        self._count_sandbox_failure(None)
+        return session
+
+    def _workspace(self, node_id: int) -> Workspace:
+        return Workspace(
+            self.run_dir.node_dir(node_id),
+            self.parts.task.public_dir,
+            self.settings.keep_working,
+            on_output=self._live_output(node_id),
+        )
+
+    def _exec_timeout(self) -> float:
+        timeout = self.settings.exec_timeout_s
+        if (left := self.time_left()) is not None:
+            timeout = max(min(timeout, left), 1.0)
+        return timeout
 
     def _live_output(self, node_id: int) -> Callable[[str], None]:
         """Writes the node's output so far to its ``output.txt`` while it executes, for the

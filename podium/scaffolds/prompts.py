@@ -144,6 +144,34 @@ self-contained program.
 $budget
 """
 
+AGENTIC_SYSTEM = """\
+You are an expert machine-learning engineer competing in a Kaggle-style competition. You work \
+in a live Jupyter kernel, one cell at a time: call the function run_cell with Python code and \
+you get back its output and any error. State persists between cells (variables, imports, \
+fitted models), so explore the data, try a quick model, read the error and fix it, step by step.
+
+Rules:
+- The competition data is in ./input/ (read-only). Write scratch files only under ./working/.
+- Before you finish, write the test-set predictions to ./submission/submission.csv, in the \
+exact format of the sample submission in ./input/. To check that format (never the score), \
+run: from validate_submission import validate; print(validate()).
+- Hold out part of the training data, evaluate on it with the competition metric ($metric_name, \
+$direction), and print the result on its own line, exactly like this:
+  VALIDATION_METRIC: <number>
+  The last such line printed is your node's score.
+- One cell may run for at most $cell_timeout; the whole node for at most $exec_timeout, in at \
+most $max_turns function calls. Keep cells short; print only what you need to read.
+- Installed packages you may use: $packages. Do not install anything.
+- When the submission is written and the metric printed, call finish with a short plan: what \
+the solution does, in 3-5 sentences. The kernel's state at that moment is your solution.
+$rules"""
+
+AGENTIC_JOB = """\
+
+# How to work
+Do this job in the kernel with run_cell, not by answering with code: the code shown above is \
+for reading, nothing of it has run in your kernel yet. Call finish when you are done."""
+
 REVIEW_SYSTEM = """\
 You review one execution of a solution to a machine-learning competition. Report your verdict by \
 calling the function submit_review."""
@@ -176,6 +204,8 @@ DEFAULTS: dict[str, str] = {
     "crossover": CROSSOVER,
     "review_system": REVIEW_SYSTEM,
     "review": REVIEW,
+    "agentic_system": AGENTIC_SYSTEM,
+    "agentic_job": AGENTIC_JOB,
 }
 
 _COMMON = {"task_description", "data_preview", "memory", "budget", "metric_name", "direction"}
@@ -189,6 +219,18 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "crossover": frozenset(_COMMON | _PARENT | _OTHER),
     "review_system": frozenset({"metric_name", "direction"}),
     "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
+    "agentic_system": frozenset(
+        {
+            "metric_name",
+            "direction",
+            "exec_timeout",
+            "cell_timeout",
+            "max_turns",
+            "packages",
+            "rules",
+        }
+    ),
+    "agentic_job": frozenset(),
 }
 
 

@@ -46,6 +46,7 @@ HOST = "host.json"  # a sweep's run only: the machine it ran on
 # In nodes/<id>/ (and best/, which holds a copy of the final node's):
 SOLUTION = "solution.py"  # the node's code
 OUTPUT = "output.txt"  # what it printed (cut to the configured size)
+NOTEBOOK = "notebook.ipynb"  # an agentic node's cells, outputs and the model's words
 NODE_SUBMISSION = SUBMISSION  # submission.csv, when it wrote one
 NODE_INFO = "node.json"  # best/ only: which node it is, its operator, step and metric
 FINAL_RERUN = "rerun"  # nodes/<id>/rerun/: the final choice's second run of a top-k node

@@ -17,7 +17,14 @@ from podium.testing.fake_anthropic import FakeAnthropic
 from podium.testing.fake_openai import FakeOpenAI
 from podium.testing.fake_server import FakeServer, Received, Responder
 from podium.testing.replies import Reply
-from podium.testing.scripted import code_answer, node_answers, review_answer, write_script
+from podium.testing.scripted import (
+    cell_call,
+    code_answer,
+    finish_call,
+    node_answers,
+    review_answer,
+    write_script,
+)
 
 __all__ = [
     "FakeAnthropic",
@@ -26,7 +33,9 @@ __all__ = [
     "Received",
     "Reply",
     "Responder",
+    "cell_call",
     "code_answer",
+    "finish_call",
     "node_answers",
     "review_answer",
     "write_script",

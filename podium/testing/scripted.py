@@ -30,6 +30,17 @@ def node_answers(code: str, plan: str = "A plan.", **review: Any) -> list[dict[s
     return [code_answer(code, plan), review_answer(**review)]
 
 
+def cell_call(code: str, text: str = "", **extra: Any) -> dict[str, Any]:
+    """An agentic node's turn: the model runs ``code`` as its kernel's next cell."""
+    call = {"name": "run_cell", "arguments": {"code": code}}
+    return {"role": "code", "text": text, "tool_call": call, **extra}
+
+
+def finish_call(plan: str = "A plan.", **extra: Any) -> dict[str, Any]:
+    """An agentic node's last turn: the model ends the node with its plan."""
+    return {"role": "code", "tool_call": {"name": "finish", "arguments": {"plan": plan}}, **extra}
+
+
 def write_script(path: Path, answers: Iterable[Mapping[str, Any] | list[dict[str, Any]]]) -> Path:
     """Write answers (or lists of them, e.g. from :func:`node_answers`) as a JSONL script."""
     flat: list[Mapping[str, Any]] = []

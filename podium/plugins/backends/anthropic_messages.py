@@ -20,7 +20,7 @@ from podium.plugins.backends.common import (
     empty_answer,
     error_message,
 )
-from podium.records import Finish, ModelRequest, ModelResponse, ToolCall
+from podium.records import Finish, Message, ModelRequest, ModelResponse, ToolCall
 
 FINISH: dict[str | None, Finish] = {
     "end_turn": "stop",
@@ -50,18 +50,10 @@ class AnthropicBackend(ChatBackend):
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
-        turns: list[dict[str, Any]] = []
-        for m in request.messages:
-            if m.role == "system":
-                continue
-            if turns and turns[-1]["role"] == m.role:
-                turns[-1]["content"] += "\n\n" + m.content
-            else:
-                turns.append({"role": m.role, "content": m.content})
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": self.output_cap(request),
-            "messages": turns,
+            "messages": messages_turns(request.messages),
         }
         if system:
             body["system"] = system
@@ -98,7 +90,7 @@ class AnthropicBackend(ChatBackend):
         text = "".join(b.text for b in blocks if getattr(b, "type", "") == "text")
         tool_call = next(
             (
-                ToolCall(name=b.name, arguments=dict(b.input))
+                ToolCall(name=b.name, arguments=dict(b.input), id=getattr(b, "id", "") or "")
                 for b in blocks
                 if getattr(b, "type", "") == "tool_use" and isinstance(b.input, Mapping)
             ),
@@ -126,6 +118,42 @@ class AnthropicBackend(ChatBackend):
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def messages_turns(messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation (less the system prompt) as the Messages API's alternating turns.
+
+    A tool call is a ``tool_use`` block of the assistant's turn, its result a ``tool_result``
+    block of the next user turn (results first in it, as the API requires); consecutive turns
+    of one role are merged. A turn of text alone stays a string, as it always was."""
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        role = "user" if m.role == "tool" else m.role
+        blocks = _blocks(m)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, blocks))
+    return [{"role": role, "content": _content(blocks)} for role, blocks in turns]
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    for call in m.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        )
+    return blocks
+
+
+def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    if all(b["type"] == "text" for b in blocks):
+        return "\n\n".join(b["text"] for b in blocks)
+    return blocks
 
 
 def create(model_id: str, options: Mapping[str, Any]) -> AnthropicBackend:

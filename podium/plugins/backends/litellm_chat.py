@@ -23,6 +23,7 @@ from podium.errors import ModelContextLengthError, UserError
 from podium.plugins.backends.common import ChatBackend
 from podium.plugins.backends.openai_chat import (
     NO_KEY,
+    chat_messages,
     chat_tools,
     describe_connection_error,
     from_chat_completion,
@@ -57,7 +58,7 @@ class LiteLLMBackend(ChatBackend):
     def body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_id,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": chat_messages(request),
             "timeout": self.options.timeout_s,
             "num_retries": 0,
             "max_retries": 0,

@@ -22,7 +22,7 @@ from podium.plugins.backends.common import (
     empty_answer,
     error_message,
 )
-from podium.records import Finish, ModelRequest, ModelResponse, ToolCall
+from podium.records import Finish, Message, ModelRequest, ModelResponse, ToolCall
 
 REASONING = re.compile(r"^(o\d|gpt-5)")
 NO_KEY = "none"  # what a local server gets when no key is set: the SDK insists on one
@@ -48,7 +48,7 @@ class OpenAIBackend(ChatBackend):
     def body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_id,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": chat_messages(request),
         }
         body |= chat_tools(request)
         if (cap := self.output_cap(request)) is not None:
@@ -73,6 +73,31 @@ class OpenAIBackend(ChatBackend):
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The conversation in the Chat Completions format: an assistant turn's tool calls with
+    their arguments as a JSON *string*, each result a ``tool`` message naming its call."""
+    return [_chat_message(m) for m in request.messages]
+
+
+def _chat_message(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    if m.role == "assistant" and m.tool_calls:
+        return {
+            "role": "assistant",
+            "content": m.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in m.tool_calls
+            ],
+        }
+    return {"role": m.role, "content": m.content}
 
 
 def chat_tools(request: ModelRequest) -> dict[str, Any]:
@@ -131,7 +156,8 @@ def tool_call_of(message: Any) -> tuple[ToolCall | None, str | None]:
         except json.JSONDecodeError:
             return None, raw
         if isinstance(arguments, dict):
-            return ToolCall(name=function.name, arguments=arguments), None
+            call_id = getattr(call, "id", None) or ""
+            return ToolCall(name=function.name, arguments=arguments, id=call_id), None
         return None, raw
     return None, None
 

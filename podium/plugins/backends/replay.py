@@ -18,12 +18,12 @@ import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from podium.errors import RecordExhausted, ReplayMissError
 from podium.interfaces import Backend
 from podium.plugins.backends.answers import RecordedAnswer
-from podium.records import ModelRequest, ModelResponse
+from podium.records import Message, ModelRequest, ModelResponse
 
 # The sentences of scaffolds.operators.budget_line: they vary with the budget, not the search.
 _BUDGET = re.compile(
@@ -36,11 +36,22 @@ def request_text(role: str, request: ModelRequest) -> str:
     """The canonical content a recorded request is matched on."""
     content = {
         "role": role,
-        "messages": [[m.role, _BUDGET.sub("<budget>", m.content)] for m in request.messages],
+        "messages": [_message_key(m) for m in request.messages],
         "tools": [t.model_dump() for t in request.tools],
         "tool_choice": request.tool_choice,
     }
     return json.dumps(content, sort_keys=True, ensure_ascii=False)
+
+
+def _message_key(m: Message) -> list[Any]:
+    """A message as it is matched: role and text, plus a tool turn's calls or call id (only
+    where it has them, so a one-shot run's keys are what they always were)."""
+    key: list[Any] = [m.role, _BUDGET.sub("<budget>", m.content)]
+    if m.tool_calls:
+        key.append([c.model_dump() for c in m.tool_calls])
+    if m.tool_call_id is not None:
+        key.append(m.tool_call_id)
+    return key
 
 
 def request_key(role: str, request: ModelRequest) -> str:

@@ -1,0 +1,158 @@
+"""Agentic nodes end to end: ``podium.run`` on the toy task, a scripted tool-calling model, real
+sandboxed kernels. The model works in the node's kernel cell by cell; the node's record is its
+notebook, its ``solution.py`` and its result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+import podium
+from podium.scaffolds import Journal
+from podium.testing import cell_call, finish_call, review_answer, write_script
+from tests.support import run_config
+
+pytestmark = pytest.mark.slow
+
+LOAD = "import pandas as pd\ntrain = pd.read_csv('./input/train.csv')\nprint(train.shape)\n"
+TYPO = "from sklearn.linear_model import LogisticRegresion\n"
+FIT = (
+    "from sklearn.linear_model import LogisticRegression\n"
+    "from sklearn.model_selection import train_test_split\n"
+    "X, y = train[['x1', 'x2']], train['y']\n"  # `train` is cell 1's
+    "X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=0.25, random_state=0)\n"
+    "model = LogisticRegression().fit(X_tr, y_tr)\n"
+    "print(f'VALIDATION_METRIC: {(model.predict(X_va) == y_va).mean():.4f}')\n"
+)
+SUBMIT = (
+    "test = pd.read_csv('./input/test.csv')\n"
+    "model.fit(X, y)\n"
+    "pd.DataFrame({'id': test['id'], 'y': model.predict(test[['x1', 'x2']])})"
+    ".to_csv('./submission/submission.csv', index=False)\n"
+    "print('written')\n"
+)
+AGENTIC = {"search": {"operators": "agentic", "num_drafts": 1}}
+
+
+def _node(node_id: int, *turns: dict[str, Any], review: bool = True) -> list[dict[str, Any]]:
+    lines = [{**t, "node_id": node_id} for t in turns]
+    return lines + ([{**review_answer(), "node_id": node_id}] if review else [])
+
+
+def _run(tmp_path: Path, data_dir: Path, lines: list[dict[str, Any]], **sections: Any) -> Path:
+    script = write_script(tmp_path / "session.jsonl", lines)
+    out = tmp_path / "run"
+    search = {**AGENTIC["search"], **sections.pop("search", {})}
+    config = run_config(script, out, data_dir, search=search, **sections)
+    podium.run(config)
+    return out
+
+
+def _nodes(out: Path) -> dict[int, Any]:
+    journal = Journal.open(out / "journal.sqlite")
+    try:
+        return {n.id: n for n in journal.nodes()}
+    finally:
+        journal.close()
+
+
+def test_state_persists_across_cells_and_an_error_is_fixed_in_the_next(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    out = _run(
+        tmp_path,
+        data_dir,
+        _node(
+            1,
+            cell_call(LOAD, text="First a look at the data."),
+            cell_call(TYPO),
+            cell_call(FIT, text="A typo: fixed, with the data cell 1 loaded."),
+            cell_call(SUBMIT),
+            finish_call("Logistic regression on x1 and x2, 25% held out."),
+        ),
+        budget={"steps": 1},
+    )
+    node = _nodes(out)[1]
+    assert not node.is_buggy, node.bug_reason
+    assert node.metric is not None and node.metric.value > 0.8
+    assert node.plan == "Logistic regression on x1 and x2, 25% held out."
+    node_dir = out / "nodes" / "1"
+    assert (node_dir / "submission.csv").is_file()
+
+    notebook = nbformat.reads((node_dir / "notebook.ipynb").read_text(), as_version=4)
+    nbformat.validate(notebook)
+    code_cells = [c for c in notebook.cells if c.cell_type == "code"]
+    assert [c.source for c in code_cells] == [LOAD, TYPO, FIT, SUBMIT]
+    assert [c.execution_count for c in code_cells] == [1, 2, 3, 4]
+    assert "(400, 4)" in code_cells[0].outputs[0].text
+    error = next(o for o in code_cells[1].outputs if o.output_type == "error")
+    assert error.ename == "ImportError" and "LogisticRegresion" in error.evalue
+    said = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+    assert said[0] == "First a look at the data." and said[-1].startswith("Logistic")
+
+    script = (node_dir / "solution.py").read_text()  # the clean cells, in order
+    assert "LogisticRegresion\n" not in script and script.index("train = ") < script.index(
+        "model.fit(X, y)"
+    )
+    assert node.code == script
+    output = (node_dir / "output.txt").read_text()
+    assert output.index("[cell 1]") < output.index("[cell 3]") < output.index("VALIDATION_METRIC")
+
+    journal = Journal.open(out / "journal.sqlite")
+    calls = [c for c in journal.calls(1) if c.role == "code"]
+    journal.close()
+    assert [c.request.meta.turn for c in calls] == [0, 1, 2, 3, 4]
+    third = calls[2].request.messages  # what the model read before fixing the typo
+    assert third[-1].role == "tool" and "ImportError" in third[-1].content
+    assert third[-2].tool_calls[0].arguments == {"code": TYPO}
+
+
+def test_the_turn_limit_and_a_cell_timeout_end_a_node_with_what_it_has(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Node 1 runs out of turns after writing its submission and metric: good. Node 2's only
+    cell outlives agentic.cell_timeout: the kernel is stopped and the node is buggy."""
+    out = _run(
+        tmp_path,
+        data_dir,
+        [
+            *_node(1, cell_call(LOAD + FIT), cell_call(SUBMIT), cell_call("print('more')")),
+            *_node(2, cell_call("import time\ntime.sleep(600)\n"), review=False),
+        ],
+        budget={"steps": 2},
+        search={"num_drafts": 2},
+        agentic={"max_turns": 2, "cell_timeout": "3s"},
+    )
+    first, second = _nodes(out)[1], _nodes(out)[2]
+    assert not first.is_buggy, first.bug_reason
+    assert "[the node ended: the turn limit (agentic.max_turns = 2)]" in first.exec.output
+    assert second.is_buggy and second.bug_reason.startswith("timed out")
+    assert second.exec.status == "timeout" and second.exec.duration_s < 120
+    notebook = json.loads((out / "nodes" / "2" / "notebook.ipynb").read_text())
+    assert notebook["metadata"]["podium"]["ending"].startswith("cell 1 stopped the kernel")
+
+
+def test_the_cost_budget_stops_before_a_call_that_could_cross_it(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    cost = {"usage": {"input_tokens": 10, "output_tokens": 10, "cost_usd": 0.4}}
+    out = _run(
+        tmp_path,
+        data_dir,
+        [
+            *_node(1, cell_call(LOAD + FIT, **cost), cell_call(SUBMIT, **cost), finish_call(**cost)),
+            *_node(2, cell_call(LOAD, **cost)),  # 0.8 + 0.4 > 1.0: never asked
+        ],
+        budget={"steps": 3, "cost": 1.0},
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["usage"]["cost_usd"] == pytest.approx(0.8)  # never past the budget
+    node = _nodes(out)[1]
+    assert not node.is_buggy, node.bug_reason  # it had written its submission: it counts
+    assert "[the node ended: the run's cost budget: the next code call" in node.exec.output
+    assert summary["stop_reason"] == "cost"
+    assert not (out / "nodes" / "2" / "notebook.ipynb").exists()  # it asked nothing: unfinished
