@@ -67,7 +67,7 @@ from podium.scaffolds.execution import execute_solution, open_kernel_session
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.model_calls import CallRecorder
 from podium.scaffolds.prompts import Prompts
-from podium.scaffolds.run_files import NOTEBOOK, OUTPUT, SOLUTION
+from podium.scaffolds.run_files import OUTPUT, SOLUTION
 from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
@@ -422,7 +422,7 @@ class Search:
         )  # fmt: skip
         self.run_dir.write_text(node.id, SOLUTION, node.code)
         if proposal.notebook is not None:
-            self.run_dir.write_text(node.id, NOTEBOOK, proposal.notebook)
+            self.run_dir.write_file(self.run_dir.node_notebook(node.id), proposal.notebook)
         if proposal.executed is not None and problem == "no code":
             problem = None  # ran cells, none cleanly: judged by its result, like any run
         if problem:

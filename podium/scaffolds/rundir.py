@@ -91,6 +91,13 @@ class RunDir:
         ended, what the result holds. Readers of a running node's output read it here."""
         return self.node_file(node_id, run_files.OUTPUT)
 
+    def node_notebook(self, node_id: int) -> Path:
+        """An agentic node's ``notebook.ipynb`` (nbformat v4): every cell it ran in order, with
+        its output and error (``metadata.podium``: the turn that asked for it, its status and
+        duration), and the model's words between them as markdown cells. Absent for one-shot
+        nodes; written once the node's conversation ended."""
+        return self.node_file(node_id, run_files.NOTEBOOK)
+
     def final_rerun_dir(self, node_id: int) -> Path:
         """Where the final choice runs a top-k candidate once more (replaced each time)."""
         return self.node_dir(node_id) / run_files.FINAL_RERUN

@@ -144,7 +144,9 @@ def test_the_cost_budget_stops_before_a_call_that_could_cross_it(
         tmp_path,
         data_dir,
         [
-            *_node(1, cell_call(LOAD + FIT, **cost), cell_call(SUBMIT, **cost), finish_call(**cost)),
+            *_node(
+                1, cell_call(LOAD + FIT, **cost), cell_call(SUBMIT, **cost), finish_call(**cost)
+            ),
             *_node(2, cell_call(LOAD, **cost)),  # 0.8 + 0.4 > 1.0: never asked
         ],
         budget={"steps": 3, "cost": 1.0},

@@ -96,7 +96,9 @@ def test_forced_tool_call(
     response, _ = complete(make_backend(fake), review)
 
     # OpenAI sends the arguments as a JSON string, Anthropic as an object: both come back decoded
-    assert response.tool_call == ToolCall(name="submit_review", arguments=REVIEW_ARGS)
+    call = response.tool_call
+    assert call == ToolCall(name="submit_review", arguments=REVIEW_ARGS, id=call.id if call else "")
+    assert call is not None and call.id  # the provider's id: a tool result must name it
     assert response.finish == "tool_call"
 
     assert fake.problems == []
@@ -169,11 +171,13 @@ def test_anthropic_merges_turns_of_one_role(
 
     assert fake.problems == []
     sent = body(fake)
-    assert sent["system"] == "Rule one.\n\nRule two."
+    # a conversation (it holds an assistant turn): marked for prompt caching (test_caching.py)
+    cached = {"cache_control": {"type": "ephemeral"}}
+    assert sent["system"] == [{"type": "text", "text": "Rule one.\n\nRule two.", **cached}]
     assert sent["messages"] == [
-        {"role": "user", "content": "Part one.\n\nPart two."},
+        {"role": "user", "content": [{"type": "text", "text": "Part one.\n\nPart two.", **cached}]},
         {"role": "assistant", "content": "Noted."},
-        {"role": "user", "content": "Go."},
+        {"role": "user", "content": [{"type": "text", "text": "Go.", **cached}]},
     ]
 
 
