@@ -230,7 +230,7 @@ class AgenticOperators(OperatorSet):
 
     def _report(self, number: int, result: ExecResult) -> str:
         """What the model reads of a cell: status, output (head and tail), error, traceback."""
-        lines = [f"[cell {number}] {result.status.value} in {result.duration_s:.1f} s"]
+        lines = [f"[cell {number}] {result.status.value}"]  # no duration: requests replay
         output = _head_and_tail(result.output, self.settings.output_chars)
         lines.append(output if output.strip() else "(no output)")
         if result.status is ExecStatus.ERROR and result.traceback:

@@ -45,7 +45,13 @@ def request_text(role: str, request: ModelRequest) -> str:
 
 def _message_key(m: Message) -> list[Any]:
     """A message as it is matched: role and text, plus a tool turn's calls or call id (only
-    where it has them, so a one-shot run's keys are what they always were)."""
+    where it has them, so a one-shot run's keys are what they always were).
+
+    A tool result (an agentic node's cell output) is matched by the call it answers, not by
+    its text: a replay answers the model's side of the conversation, and a cell that prints a
+    time or a random number would otherwise end every replay of it."""
+    if m.role == "tool":
+        return [m.role, m.tool_call_id]
     key: list[Any] = [m.role, _BUDGET.sub("<budget>", m.content)]
     if m.tool_calls:
         key.append([c.model_dump() for c in m.tool_calls])
