@@ -1,6 +1,8 @@
 """A recorded run written through the real journal API, for the viewer, ``show`` and ``rerun``
 tests: every node kind, a crossover (two parents), model calls with prompts and a review, and
 hostile content (HTML and ``<script>`` in code, output, plans and reasons) that must stay text.
+Beside it, :func:`write_agentic_run`: a run of one agentic node, whose record is a notebook (its
+cells, outputs, errors and the model's words, hostile too) and whose model calls carry turns.
 
 Built directly (no kernels, no model) so it is instant and exact; the live-run tests use a
 real ``podium run`` instead.
@@ -30,6 +32,7 @@ from podium.records import (
     Usage,
 )
 from podium.scaffolds import Journal, RunDir
+from podium.scaffolds.notebook import Notebook
 from tests.support import TOY_TASK
 
 # Untrusted content: if any of it is ever parsed as HTML, the page changes or a script runs.
@@ -190,3 +193,122 @@ def write_recorded_run(root: Path) -> RecordedRun:
         root=root, best=best, best_path=frozenset({1, 2, 3, 4, 5}), crossover=5, buggy=buggy,
         running=7, node_count=len(specs),
     )  # fmt: skip
+
+
+# --- an agentic node: its notebook --------------------------------------------------------------
+
+# Agent-written content of an agentic node's notebook: the model's words (markdown, which must
+# never be rendered), a cell's code, its output and its traceback.
+XSS_WORDS = (
+    "Look at the **data** first [bold red]not bold[/]. "
+    '<img src=x onerror="window.__pwned=8"> <em>looks</em>'
+)
+XSS_CELL_CODE = 'html = "<script>window.__pwned = 9</script>"\nprint(html)\nfloat(html)\n'
+XSS_CELL_OUTPUT = "<script>window.__pwned = 9</script>\n<b id='injected'>bold?</b>\n"
+XSS_CELL_ERROR = "could not convert string to float: '<script>window.__pwned = 9</script>'"
+CELL_TRACEBACK = (
+    "\x1b[0;31m" + "-" * 75 + "\x1b[0m\n"
+    "\x1b[0;31mValueError\x1b[0m                                Traceback (most recent call last)\n"
+    "Cell In[1], line 3\n"
+    '\x1b[1;32m      1\x1b[0m html = "<script>window.__pwned = 9</script>"\n'
+    "\x1b[1;32m      2\x1b[0m \x1b[38;5;28mprint\x1b[39m(html)\n"
+    "\x1b[0;32m----> 3\x1b[0m \x1b[38;5;28mfloat\x1b[39m(html)\n"
+    "\n"
+    f"\x1b[0;31mValueError\x1b[0m: {XSS_CELL_ERROR}\n"
+)
+FIX_CODE = (
+    "for epoch in range(60):\n"
+    '    print(f"epoch {epoch} loss {1 / (epoch + 1):.4f}")\n'
+    'print("VALIDATION_METRIC: 0.9")\n'
+)
+FIX_OUTPUT = "".join(f"epoch {e} loss {1 / (e + 1):.4f}\n" for e in range(60))
+FIX_OUTPUT += "VALIDATION_METRIC: 0.9\n"
+AGENTIC_PLAN = "Print the metric <i>markup</i>; the first cell failed on purpose."
+# Each code call of the agentic node: (turn, input tokens, output tokens, cost, latency).
+AGENTIC_TURNS = ((0, 2000, 100, 0.02, 3.25), (1, 2100, 50, 0.015, 1.75), (2, 2200, 20, 0.01, 0.5))
+
+
+@dataclass(frozen=True)
+class AgenticRun:
+    root: Path
+    node: int  # the agentic node: words, a failing cell, a good cell, its plan
+    node_count: int
+
+
+def _agentic_notebook() -> Notebook:
+    """Turn 0: words and a cell that raises; turn 1: a cell that prints the metric; turn 2:
+    ``finish`` with the plan (written as words, as the agentic operator does)."""
+    notebook = Notebook()
+    notebook.say(XSS_WORDS, 0)
+    failed = ExecResult(
+        status=ExecStatus.ERROR,
+        output=XSS_CELL_OUTPUT,
+        error_name="ValueError",
+        error_value=XSS_CELL_ERROR,
+        traceback=CELL_TRACEBACK,
+        duration_s=0.25,
+    )
+    notebook.add_cell(XSS_CELL_CODE, failed, 0)
+    ok = ExecResult(status=ExecStatus.OK, output=FIX_OUTPUT, duration_s=0.5)
+    notebook.add_cell(FIX_CODE, ok, 1)
+    notebook.say(AGENTIC_PLAN, 2)
+    return notebook
+
+
+def _agentic_calls(node_id: int) -> list[ModelCall]:
+    """The node's code calls, one per turn, and a review call (its own turn 0: the join of
+    cells to calls must not take it)."""
+    calls = []
+    for turn, tokens_in, tokens_out, cost, latency in AGENTIC_TURNS:
+        request = ModelRequest(
+            messages=[Message(role="user", content=f"Work on node {node_id}, turn {turn}.")],
+            meta=RequestMeta(node_id=node_id, role="code", seq=turn, turn=turn),
+        )
+        response = ModelResponse(
+            usage=Usage(input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost, calls=1),
+            latency_s=latency, model="openai/gpt-test", finish="tool_call",
+        )  # fmt: skip
+        calls.append(ModelCall(node_id=node_id, role="code", seq=turn, request=request,
+                               response=response, model="openai/gpt-test"))  # fmt: skip
+    return calls + _calls(node_id, 0, FIX_CODE, "Looks fine.")[1:]
+
+
+def write_agentic_run(root: Path) -> AgenticRun:
+    """One agentic draft (node 1), finished and good, with its notebook
+    (``RunDir.node_notebook``) written by Podium's own writer and its model calls by turn."""
+    rd = RunDir(root)
+    root.mkdir(parents=True)
+    rd.config.write_text(
+        f'task = "{TOY_TASK}"\nseed = 0\n\n[model]\nname = "openai/gpt-test"\n\n'
+        '[search]\nstrategy = "greedy"\noperators = "agentic"\n',
+        encoding="utf-8",
+    )
+    journal = Journal.create(rd.journal, {"podium_version": "test", "task_id": "toy"})
+    rng = random.Random(0).getstate()
+    start = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    node = Node(id=1, operator="draft", created_at=start)
+    journal.begin(node, rng, rng, elapsed_s=1.0)
+    rd.reset_node(1)
+    notebook = _agentic_notebook()
+    meta: dict[str, object] = {"operator": "draft", "finished": True, "ending": None, "turns": 3}
+    rd.node_notebook(1).write_text(notebook.ipynb(meta), encoding="utf-8")
+    rd.write_text(1, "solution.py", notebook.script())
+    result = notebook.result(None, None, 1_000_000)
+    rd.write_text(1, "output.txt", result.output)
+    for call in _agentic_calls(1):
+        journal.record_call(call)
+    done = node.model_copy(update={
+        "state": NodeState.DONE, "step": 1, "code": notebook.script(), "plan": AGENTIC_PLAN,
+        "exec": result, "metric": _metric(0.9), "summary": "Looks fine.", "has_submission": True,
+        "usage": Usage(input_tokens=6800, output_tokens=220, cost_usd=0.047, calls=4),
+        "timings": Timings(model_s=6.0, exec_s=0.75, review_model_s=0.5, total_s=7.5),
+        "finished_at": start + timedelta(seconds=30),
+    })  # fmt: skip
+    journal.update(done, 2.0)
+    journal.close()
+    rd.publish_best(done)
+    summary = {"task": "toy", "status": "finished", "stop_reason": "steps", "strategy": "greedy",
+               "model": "openai/gpt-test", "steps": 1, "best_node": 1, "best_metric": 0.9,
+               "lower_is_better": False}  # fmt: skip
+    (root / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return AgenticRun(root=root, node=1, node_count=1)

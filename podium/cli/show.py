@@ -46,10 +46,19 @@ from podium.records import ModelCall, Node, NodeState, Usage
 from podium.redact import redact
 from podium.scaffolds import RunDir, SummaryGrade, UsageTotals, run_files
 from podium.tracebacks import output_without_traceback, parse_traceback, render_text
+from podium.viewer.notebook import (
+    CellError,
+    NodeNotebook,
+    NotebookCell,
+    calls_by_turn,
+    cell_traceback,
+    read_notebook,
+)
 from podium.viewer.run_data import RunView, open_run, run_is_live
 
 REASON_CHARS = 80  # a bug reason in the tree, shortened to one line
 DEFAULT_OUTPUT_LINES = 200
+CELL_OUTPUT_LINES = 40  # an agentic node's cell: its output's last lines, at most
 STYLES = {"good": "green", "buggy": "red", "running": "yellow", "interrupted": "magenta"}
 TRACEBACK_STYLES = {"error": "red", "frame": "", "library": "dim", "link": "bold", "note": "dim"}
 FOLLOW_POLL_S = 0.25  # --follow: how often the files are looked at (a stat each)
@@ -71,7 +80,12 @@ def show(
         typer.Option("--messages", help="With NODE: every message sent and answer received."),
     ] = False,
     output_lines: Annotated[
-        int, typer.Option(help="With NODE: the output's last N lines (0: all).", min=0)
+        int,
+        typer.Option(
+            help="With NODE: the output's last N lines (0: all); an agentic node's cells: "
+            f"each at most {CELL_OUTPUT_LINES}, unless 0.",
+            min=0,
+        ),
     ] = DEFAULT_OUTPUT_LINES,
     follow: Annotated[
         bool,
@@ -258,13 +272,15 @@ def _show_node(
     _node_meta(console, view, node)
     _section(console, "summary", node.summary)
     _section(console, "plan", node.plan)
+    calls = view.calls(node.id)
+    _node_notebook(console, view, node, calls, output_lines)
     if node.code:
         lines = len(node.code.splitlines())
         _heading(console, f"code ({lines} line{'s' if lines != 1 else ''})")
         console.print(_code(node.code))
     live = _node_output(console, view, node, output_lines)
     _node_error(console, node)
-    _node_calls(console, view, node, messages)
+    _node_calls(console, calls, messages)
     return live
 
 
@@ -362,8 +378,7 @@ def _node_error(console: Console, node: Node) -> None:
         console.print(Text(visible(f"{result.error_name}: {result.error_value or ''}"), "red"))
 
 
-def _node_calls(console: Console, view: RunView, node: Node, messages: bool) -> None:
-    calls = view.calls(node.id)
+def _node_calls(console: Console, calls: list[ModelCall], messages: bool) -> None:
     if not calls:
         return
     _heading(console, f"model calls ({len(calls)})")
@@ -410,6 +425,89 @@ def _call_messages(console: Console, number: int, call: ModelCall) -> None:
     if r.tool_call is not None:
         arguments = json.dumps(r.tool_call.arguments, indent=2, ensure_ascii=False)
         console.print(Text(visible(f"tool call {r.tool_call.name}: {arguments}")))
+
+
+# --- an agentic node's notebook ---------------------------------------------------------------
+
+
+def _node_notebook(
+    console: Console, view: RunView, node: Node, calls: list[ModelCall], output_lines: int
+) -> None:
+    """An agentic node's notebook (``podium.viewer.notebook``; nothing for a one-shot node):
+    each turn's model call (tokens, cost, time), the model's words, and each cell with its
+    code, its output's last lines (``output_lines``, at most ``CELL_OUTPUT_LINES``; 0: all)
+    and its error. A file that cannot be read is one line saying why."""
+    notebook = read_notebook(view.root, node.id)
+    if notebook is None:
+        return
+    if notebook.problem is not None:
+        _heading(console, "notebook")
+        console.print(Text(f"[{notebook.problem}]", style="dim"))
+        return
+    _heading(console, f"notebook ({_notebook_summary(notebook)})")
+    by_turn, turn = calls_by_turn(calls), None
+    cap = min(output_lines, CELL_OUTPUT_LINES) if output_lines else 0
+    for cell in notebook.cells:
+        if cell.turn is not None and cell.turn != turn:
+            console.print(Text(_turn_line(cell.turn, by_turn.get(cell.turn)), style="bold cyan"))
+        turn = cell.turn
+        if cell.kind == "words":
+            said = Text("model: ", style="bold")
+            console.print(said.append(visible(cell.source), style="italic"))
+        else:
+            _notebook_cell(console, cell, cap)
+    if notebook.cells_left_out:
+        console.print(Text(f"[{notebook.cells_left_out:,} more cells not shown]", style="dim"))
+
+
+def _notebook_summary(notebook: NodeNotebook) -> str:
+    cells = notebook.code_cells
+    parts = [f"{cells} cell{'s' if cells != 1 else ''}"]
+    if notebook.turns is not None:
+        parts.append(f"{notebook.turns} turn{'s' if notebook.turns != 1 else ''}")
+    if notebook.finished:
+        parts.append("finished")
+    else:
+        parts.append(f"ended: {notebook.ending}" if notebook.ending else "not finished")
+    return ", ".join(parts)
+
+
+def _turn_line(turn: int, call: ModelCall | None) -> str:
+    r = call.response if call is not None else None
+    if call is None or r is None:
+        return f"turn {turn}: no model call recorded"
+    tokens = f"{r.usage.input_tokens:,} in / {r.usage.output_tokens:,} out tokens"
+    return f"turn {turn}: code #{call.seq}, {tokens}, ${r.usage.cost_usd:.4f}, {r.latency_s:.2f}s"
+
+
+def _notebook_cell(console: Console, cell: NotebookCell, cap: int) -> None:
+    """``[cell N] status duration``, the code, the output's last ``cap`` lines (0: all;
+    without the copy of its traceback, shown below), the error."""
+    number = cell.number if cell.number is not None else "?"
+    head = f"[cell {number}] {cell.status or 'no status'}"
+    head += f" {duration(cell.duration_s)}" if cell.duration_s is not None else ""
+    failed = cell.status not in (None, "ok") or cell.error is not None
+    console.print(Text(visible(head), style="bold red" if failed else "bold"))
+    if cell.source.strip():
+        console.print(_code(cell.source))
+    error = cell.error
+    output = output_without_traceback(cell.output, error.traceback if error else None)
+    lines = output.splitlines()
+    cut = len(lines) - cap if cap and len(lines) > cap else 0
+    if cut:
+        console.print(Text(f"[{cut} earlier lines of its output cut]", style="dim"))
+    if lines:
+        console.print(terminal_text("\n".join(lines[cut:])))
+    if error is not None:
+        _cell_error(console, error)
+
+
+def _cell_error(console: Console, error: CellError) -> None:
+    if error.traceback.strip():
+        for line in render_text(cell_traceback(error.traceback)):
+            console.print(Text(visible(line.text), style=TRACEBACK_STYLES[line.kind]))
+    else:
+        console.print(Text(visible(f"{error.name}: {error.value}".rstrip(": ")), style="red"))
 
 
 # --- a node still running: its output so far, and --follow ---------------------------------

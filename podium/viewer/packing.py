@@ -13,8 +13,9 @@ The packed form (the page unpacks it, ``static/app.js`` ``unpack``)::
     {"format": "podium-packed/1", "chunks": ["text", ...],
      "details": {"<id>": NodeDetail with each packed field as {"$c": [chunk index, ...]}}}
 
-Only the fields named in ``PACKED`` are packed, by path, never by looking at values: a field a
-model wrote (a tool call's arguments) could hold a ``{"$c": ...}`` of its own, and stays as is.
+Only the fields ``_map_fields`` names are packed, by path, never by looking at values: a field
+a model wrote (a tool call's arguments) could hold a ``{"$c": ...}`` of its own, and stays as
+is.
 """
 
 from __future__ import annotations
@@ -87,11 +88,23 @@ def _pack_detail(detail: dict[str, Any], table: _Chunks) -> dict[str, Any]:
 
 def _map_fields(detail: dict[str, Any], fn: Any) -> dict[str, Any]:
     """``detail`` with ``fn`` applied to each field of ``DETAIL_FIELDS``, the traceback, every
-    message's content and every answer's text."""
+    message's content and every answer's text, and an agentic node's notebook cells' source,
+    output and traceback (a cell's output is also in the node's output, its code in the
+    node's code, so these cost little once packed)."""
     out = {k: fn(v) if k in DETAIL_FIELDS else v for k, v in detail.items()}
     if isinstance(out.get("exec"), dict):
         out["exec"] = {**out["exec"], "traceback": fn(out["exec"].get("traceback"))}
     out["calls"] = [_map_call(call, fn) for call in detail.get("calls", [])]
+    if isinstance(out.get("notebook"), dict):
+        cells = [_map_cell(cell, fn) for cell in out["notebook"].get("cells", [])]
+        out["notebook"] = {**out["notebook"], "cells": cells}
+    return out
+
+
+def _map_cell(cell: dict[str, Any], fn: Any) -> dict[str, Any]:
+    out = {**cell, "source": fn(cell.get("source")), "output": fn(cell.get("output"))}
+    if isinstance(cell.get("error"), dict):
+        out["error"] = {**cell["error"], "traceback": fn(cell["error"].get("traceback"))}
     return out
 
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
@@ -138,6 +138,19 @@ class RunView:
         full. Read on demand: they are most of a journal's bytes."""
         with _reading(RunDir(self.root).journal) as journal:
             return journal.calls(node_id)
+
+
+@overload
+def clip(text: str, limit: int) -> str: ...
+@overload
+def clip(text: None, limit: int) -> None: ...
+def clip(text: str | None, limit: int) -> str | None:
+    """``text`` cut to ``limit`` characters, saying how much was left out (None stays None):
+    what one text of a node may weigh where a reader shows it (a run dir may come from anyone,
+    and a solution can print or raise megabytes)."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters not shown]"
 
 
 def open_run(path: Path, *, light: bool = False) -> RunView:

@@ -23,7 +23,14 @@ from podium.sandbox import strip_ansi
 from podium.scaffolds.run_files import SummaryGrade
 from podium.viewer import highlight, packing
 from podium.viewer.layout import GraphLayout, layout
-from podium.viewer.run_data import RunView
+from podium.viewer.notebook import (
+    NodeNotebook,
+    NotebookCell,
+    calls_by_turn,
+    cell_traceback,
+    read_notebook,
+)
+from podium.viewer.run_data import RunView, clip
 
 FORMAT = "podium-view/2"
 # What one field of a node may weigh in the page: a journal is the run's, but a run dir may
@@ -163,8 +170,8 @@ def light_node(view: RunView, node: Node) -> dict[str, Any]:
         "on_best_path": node.id in view.best_path,
         "step": node.step,
         "metric": _finite(node.metric.value) if node.metric else None,
-        "bug_reason": _clip(node.bug_reason, MAX_LIGHT_TEXT),
-        "summary": _clip(node.summary, MAX_LIGHT_TEXT),  # the review's verdict: the "why" column
+        "bug_reason": clip(node.bug_reason, MAX_LIGHT_TEXT),
+        "summary": clip(node.summary, MAX_LIGHT_TEXT),  # the review's verdict: the "why" column
         "worker": node.worker,
         "total_s": _finite(node.timings.total_s),
         "cost_usd": _finite(node.usage.cost_usd),
@@ -189,23 +196,24 @@ def _detail(
     view: RunView, node: Node, calls: list[ModelCall], parents: dict[int, Node]
 ) -> dict[str, Any]:
     output, live = _output(view, node)
-    code = _clip(node.code, MAX_DETAIL_TEXT)
+    code = clip(node.code, MAX_DETAIL_TEXT)
     detail = {
         **light_node(view, node),
-        "bug_reason": _clip(node.bug_reason, MAX_DETAIL_TEXT),
-        "plan": _clip(node.plan, MAX_DETAIL_TEXT),
+        "bug_reason": clip(node.bug_reason, MAX_DETAIL_TEXT),
+        "plan": clip(node.plan, MAX_DETAIL_TEXT),
         "code": code,
         "code_html": highlight.code_html(code),
         "diffs": _diffs(node, parents),
         **output,
         "output_live": live,
         "exec": _exec(node.exec) if node.exec else None,
-        "summary": _clip(node.summary, MAX_DETAIL_TEXT),
+        "summary": clip(node.summary, MAX_DETAIL_TEXT),
         "has_submission": node.has_submission,
         "children": view.children(node.id),
         "usage": node.usage.model_dump(mode="json"),
         "timings": {**node.timings.model_dump(mode="json"), "overhead_s": node.timings.overhead_s},
         "calls": [_call(c) for c in calls],
+        "notebook": _notebook(read_notebook(view.root, node.id), calls),
     }
     return _finite_dict(detail)
 
@@ -220,14 +228,7 @@ def _output(view: RunView, node: Node) -> tuple[dict[str, Any], bool]:
         return {"output": "", "output_traceback_cut": False}, False
     full = strip_ansi(node.exec.output)
     shown = tracebacks.output_without_traceback(full, _traceback_text(node.exec))
-    return {"output": _clip(shown, MAX_DETAIL_TEXT), "output_traceback_cut": shown != full}, False
-
-
-def _clip(text: str | None, limit: int) -> Any:
-    """``text`` cut to ``limit`` characters, saying how much was left out (None stays None)."""
-    if text is None or len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [{len(text) - limit:,} more characters not shown]"
+    return {"output": clip(shown, MAX_DETAIL_TEXT), "output_traceback_cut": shown != full}, False
 
 
 def _traceback_text(result: ExecResult) -> str | None:
@@ -240,8 +241,8 @@ def _exec(result: ExecResult) -> dict[str, Any]:
     data = result.model_dump(mode="json", exclude={"output"})
     text = _traceback_text(result)
     for key in ("error_name", "error_value", "killed_reason", "submission_refused"):
-        data[key] = _clip(data[key], MAX_DETAIL_TEXT)
-    data["traceback"] = _clip(text, MAX_DETAIL_TEXT)
+        data[key] = clip(data[key], MAX_DETAIL_TEXT)
+    data["traceback"] = clip(text, MAX_DETAIL_TEXT)
     data["traceback_parsed"] = (
         tracebacks.as_json(tracebacks.parse_traceback(text)) if text else None
     )
@@ -272,14 +273,14 @@ def _call(call: ModelCall) -> dict[str, Any]:
         "fatal": call.fatal,
         "started_at": call.started_at.isoformat(),
         "messages": [
-            {**m.model_dump(mode="json"), "content": _clip(m.content, MAX_DETAIL_TEXT)}
+            {**m.model_dump(mode="json"), "content": clip(m.content, MAX_DETAIL_TEXT)}
             for m in call.request.messages
         ],
         "tools": [t.name for t in call.request.tools],
         "response": None
         if response is None
         else {
-            "text": _clip(response.text, MAX_DETAIL_TEXT),
+            "text": clip(response.text, MAX_DETAIL_TEXT),
             "tool_call": response.tool_call.model_dump(mode="json") if response.tool_call else None,
             "input_tokens": response.usage.input_tokens,
             "output_tokens": response.usage.output_tokens,
@@ -288,6 +289,67 @@ def _call(call: ModelCall) -> dict[str, Any]:
             "finish": response.finish,
             "replayed": response.replayed,
         },
+    }
+
+
+def _notebook(notebook: NodeNotebook | None, calls: list[ModelCall]) -> dict[str, Any] | None:
+    """An agentic node's notebook (None: the node has none), each entry with the model call
+    of its turn (``podium.viewer.notebook``: read bounded, its texts inert and clipped)."""
+    if notebook is None:
+        return None
+    by_turn = calls_by_turn(calls)
+    return {
+        "problem": notebook.problem,
+        "finished": notebook.finished,
+        "ending": notebook.ending,
+        "turns": notebook.turns,
+        "cells_left_out": notebook.cells_left_out,
+        "cells": [
+            _cell(cell, None if cell.turn is None else by_turn.get(cell.turn))
+            for cell in notebook.cells
+        ],
+    }
+
+
+def _cell(cell: NotebookCell, call: ModelCall | None) -> dict[str, Any]:
+    """One entry of a notebook: a code cell (its output without the copy of its traceback at
+    the end, as a node's output) or the model's words (``type`` "words"), and its turn's call
+    (``{"seq", "input_tokens", "output_tokens", "cost_usd", "latency_s"}``; None: no answer)."""
+    error = cell.error
+    output = tracebacks.output_without_traceback(cell.output, error.traceback if error else None)
+    return {
+        "type": cell.kind,
+        "number": cell.number,
+        "turn": cell.turn,
+        "status": cell.status,
+        "duration_s": cell.duration_s,
+        "source": cell.source,
+        "output": output,
+        "output_traceback_cut": output != cell.output,
+        "error": None
+        if error is None
+        else {
+            "name": error.name,
+            "value": error.value,
+            "traceback": error.traceback,
+            "traceback_parsed": tracebacks.as_json(cell_traceback(error.traceback))
+            if error.traceback.strip()
+            else None,
+        },
+        "call": _turn_call(call),
+    }
+
+
+def _turn_call(call: ModelCall | None) -> dict[str, Any] | None:
+    if call is None or call.response is None:
+        return None
+    usage = call.response.usage
+    return {
+        "seq": call.seq,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": usage.cost_usd,
+        "latency_s": call.response.latency_s,
     }
 
 

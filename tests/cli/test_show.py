@@ -6,6 +6,7 @@ the literal text (or, for escapes, shown or dropped), never interpreted.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -17,7 +18,20 @@ from podium.cli.console import terminal_text, visible
 from podium.errors import UserError
 from podium.records import ExecResult, ExecStatus
 from podium.scaffolds import Journal, RunDir
-from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
+from tests.recorded_run import (
+    AGENTIC_PLAN,
+    XSS_CELL_CODE,
+    XSS_CELL_ERROR,
+    XSS_CELL_OUTPUT,
+    XSS_CODE,
+    XSS_OUTPUT,
+    XSS_PLAN,
+    XSS_REASON,
+    XSS_WORDS,
+    AgenticRun,
+    RecordedRun,
+    write_agentic_run,
+)
 from tests.support import podium_cli
 
 MARKUP = "[bold red]not bold[/] [link=https://evil.example]x[/link]"
@@ -174,6 +188,86 @@ def test_a_long_output_shows_its_tail(recorded_run: RecordedRun) -> None:
     cut = f"[1 earlier lines cut; all of it: {recorded_run.root / 'nodes' / '1' / 'output.txt'}]"
     assert cut in out
     assert "VALIDATION_METRIC: 0.71" in out and "<img src=x" not in out
+
+
+# --- an agentic node: its notebook -----------------------------------------------------------
+
+
+@pytest.fixture
+def agentic_run(tmp_path: Path) -> AgenticRun:
+    return write_agentic_run(tmp_path / "agentic")
+
+
+def notebook_section(out: str) -> str:
+    """What ``show`` printed under the notebook's heading, up to the next section."""
+    start = out.index("── notebook")
+    return out[start : out.index("── code", start)]
+
+
+def test_an_agentic_node_prints_its_notebook(agentic_run: AgenticRun) -> None:
+    """Each turn's call, the model's words, each cell with its code, output and error, in the
+    order they happened; agent text printed as written (no markup, no markdown)."""
+    done = show(str(agentic_run.root), str(agentic_run.node))
+    assert done.exit_code == 0, done.output
+    notebook = notebook_section(done.output)
+    expected = [
+        "── notebook (2 cells, 3 turns, finished) ",
+        "turn 0: code #0, 2,000 in / 100 out tokens, $0.0200, 3.25s\n",
+        f"model: {XSS_WORDS}\n",
+        "[cell 1] error 0.25s\n",
+        "1 │ " + XSS_CELL_CODE.splitlines()[0],
+        "3 │ float(html)\n" + XSS_CELL_OUTPUT,
+        f"ValueError: {XSS_CELL_ERROR}\n  a cell, line 3: float(html)\n",
+        "turn 1: code #1, 2,100 in / 50 out tokens, $0.0150, 1.75s\n",
+        "[cell 2] ok 0.50s\n",
+        "[21 earlier lines of its output cut]\nepoch 21 loss",  # 61 lines: the last 40
+        "VALIDATION_METRIC: 0.9\n",
+        "turn 2: code #2, 2,200 in / 20 out tokens, $0.0100, 0.50s\n",
+        f"model: {AGENTIC_PLAN}\n",
+    ]
+    places = [notebook.find(part) for part in expected]
+    assert all(p >= 0 for p in places) and places == sorted(places), (places, notebook)
+    assert "epoch 20 loss" not in notebook
+    assert "── output (ok" in done.output and "── model calls (4)" in done.output  # still there
+
+
+@pytest.mark.parametrize(("lines", "epochs"), [("0", 60), ("5", 4), ("500", 39)])
+def test_a_cells_output_is_capped(agentic_run: AgenticRun, lines: str, epochs: int) -> None:
+    """--output-lines N per cell, at most 40 each (0: all); the last line is the metric."""
+    out = show(str(agentic_run.root), str(agentic_run.node), "--output-lines", lines).output
+    assert len(re.findall(r"^epoch \d+ loss", notebook_section(out), re.MULTILINE)) == epochs
+
+
+def test_a_damaged_notebook_is_one_line(agentic_run: AgenticRun) -> None:
+    path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
+    path.write_text('{"cells": [{"cell_type": "code", "source": 5}]}')
+    done = show(str(agentic_run.root), str(agentic_run.node))
+    assert done.exit_code == 0, done.output
+    notebook = notebook_section(done.output).splitlines()
+    assert notebook[1:] == [f"[{path} is not a readable notebook: cell 1's source is not text]"]
+
+
+def test_a_notebooks_text_is_printed_literally(agentic_run: AgenticRun) -> None:
+    """Rich markup and terminal escapes in the words, code and output: shown or dropped,
+    never interpreted or sent to the terminal."""
+    cells = [
+        {"cell_type": "markdown", "source": f"{MARKUP} {TERMINAL_ATTACK}"},
+        {"cell_type": "code", "source": f"print('{TERMINAL_ATTACK}')  # {MARKUP}",
+         "execution_count": 1, "outputs": [
+             {"output_type": "stream", "name": "stdout", "text": f"{MARKUP}\n{TERMINAL_ATTACK}\n"},
+         ]},
+    ]  # fmt: skip
+    path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
+    path.write_text(json.dumps({"cells": cells}))
+    notebook = notebook_section(show(str(agentic_run.root), str(agentic_run.node)).output)
+    assert notebook.count(MARKUP) == 3
+    assert "\x1b" not in notebook and "\x07" not in notebook and "\u202e" not in notebook
+    assert r"print('\x1b]0;pwned title\x07\x1b[2Jcleared?\u202egnp.exe')" in notebook
+    assert "cleared?\\u202egnp.exe" in notebook
+
+
+def test_a_one_shot_node_has_no_notebook(recorded_run: RecordedRun) -> None:
+    assert "── notebook" not in show(str(recorded_run.root), str(recorded_run.best)).output
 
 
 # --- errors ---------------------------------------------------------------------------------

@@ -158,3 +158,58 @@ def test_the_cost_budget_stops_before_a_call_that_could_cross_it(
     assert "[the node ended: the run's cost budget: the next code call" in node.exec.output
     assert summary["stop_reason"] == "cost"
     assert not (out / "nodes" / "2" / "notebook.ipynb").exists()  # it asked nothing: unfinished
+
+
+def test_a_hostile_agentic_session_is_contained_as_a_one_shot_node_is(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Cells that look for host files, leave a process running between cells, write outside,
+    flood the output and never end: checked on the host, not by what the sandbox says."""
+    secret_file = tmp_path / "host-secret.txt"
+    secret = "HOST-SECRET-6c1f0e93"
+    secret_file.write_text(secret)
+    marker = Path("/tmp") / f"podium-agentic-escape-{tmp_path.name}"
+    probe = (
+        f"for p in [{str(secret_file)!r}, '/proc/1/root{secret_file}']:\n"
+        "    try:\n        print(open(p).read())\n"
+        "    except Exception as e:\n        print(type(e).__name__)\n"
+    )
+    linger = (
+        "import subprocess\n"
+        "p = subprocess.Popen(['sleep', '86399'], start_new_session=True)\n"
+        f"open({str(marker)!r}, 'w').write('escaped')\n"
+        "print('started', p.pid)\n"
+    )
+    flood = "import sys\nfor _ in range(400):\n    sys.stdout.write('x' * 50_000 + '\\n')\n"
+    out = _run(
+        tmp_path,
+        data_dir,
+        _node(1, cell_call(probe), cell_call(linger), cell_call(flood),
+              cell_call("while True:\n    pass\n"), review=False),
+        budget={"steps": 1},
+        agentic={"cell_timeout": "3s"},
+        exec={"max_output_bytes": 64 * 1024},
+    )  # fmt: skip
+    node = _nodes(out)[1]
+    assert node.is_buggy and node.bug_reason.startswith("timed out")
+    notebook = nbformat.reads((out / "nodes/1/notebook.ipynb").read_text(), as_version=4)
+    outputs = ["".join(o.get("text", "") for o in c.outputs) for c in notebook.cells]
+    assert set(outputs[0].split()) <= {"FileNotFoundError", "PermissionError"}, outputs[0]
+    assert len(outputs[2]) < 80 * 1024  # the cell's output capped, as a one-shot node's
+    assert (out / "nodes/1/output.txt").stat().st_size < 80 * 1024
+    assert not marker.exists()  # the sandbox's /tmp is its own
+    for path in out.rglob("*"):  # nothing of the host's file anywhere in the run dir
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    lingering = [
+        p for p in Path("/proc").iterdir()
+        if p.name.isdigit() and b"86399" in _cmdline(p)
+    ]  # fmt: skip
+    assert lingering == []  # the kernel's processes all died with the node
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

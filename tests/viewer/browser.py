@@ -16,6 +16,11 @@ The DOM contract these checks hold the page (``podium/viewer/static/``) to:
 * ``#detail[data-node-id]`` with ``#detail-title``, ``-meta``, ``-metric``, ``-bug``,
   ``-summary``, ``-plan``, ``-code`` (``pre.hl``), ``-output``, ``-error``, ``-usage``,
   ``-timings``, ``-calls`` (a ``.call`` per model call, ``.message[data-role]``, ``.response``);
+* an agentic node's ``#sec-notebook`` (hidden for the others): ``#notebook-meta`` and
+  ``#detail-notebook``, holding in order a ``.nb-turn[data-turn]`` line (the turn's model call)
+  before each turn's entries, ``.nb-words`` (the model's words) and ``.nb-cell[data-cell]
+  [data-status]`` (``.nb-head``, ``pre.nb-code``, ``pre.nb-output``, ``.nb-error``), or one
+  ``.nb-problem`` line;
 * the URL hash ``#node=N`` names the open node.
 """
 
@@ -30,11 +35,18 @@ from dataclasses import dataclass, field
 from playwright.sync_api import Page, expect
 
 from tests.recorded_run import (
+    AGENTIC_TURNS,
+    FIX_OUTPUT,
+    XSS_CELL_CODE,
+    XSS_CELL_ERROR,
+    XSS_CELL_OUTPUT,
     XSS_CODE,
     XSS_FRAME_LINE,
     XSS_OUTPUT,
     XSS_PLAN,
     XSS_REASON,
+    XSS_WORDS,
+    AgenticRun,
     RecordedRun,
 )
 
@@ -233,6 +245,7 @@ def check_details(page: Page, run: RecordedRun) -> None:
     assert not bug.is_visible() or not (bug.text_content() or "").strip(), "bug shown for 5"
     for part in ("#detail-usage", "#detail-timings"):
         assert (page.locator(part).text_content() or "").strip(), f"{part} is empty"
+    expect(page.locator("#sec-notebook")).to_be_hidden()  # a one-shot node has none
 
     # The newcomer's question, "why did it fail?", answered on the page.
     open_node(page, 2, via="list")
@@ -282,6 +295,49 @@ def check_safety(page: Page, run: RecordedRun) -> None:
     assert XSS_REASON in text(page, "#detail-bug")
     open_node(page, run.best)
     assert "Node 5 <em>looks</em> fine." in text(page, "#detail-summary")
+    assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile script ran"
+    assert page.evaluate(_PARSED_JS) == [], "hostile markup was parsed as HTML"
+
+
+# The notebook's entries in the order shown: "turn N", "words", "cell N".
+_NOTEBOOK_JS = """() => [...document.querySelectorAll('#detail-notebook > *')].map(e =>
+    e.classList.contains('nb-cell') ? 'cell ' + e.dataset.cell
+    : e.classList.contains('nb-turn') ? 'turn ' + e.dataset.turn
+    : e.classList.contains('nb-words') ? 'words' : e.className)"""
+
+
+def check_notebook(page: Page, run: AgenticRun) -> None:
+    """An agentic node's cells in order with their outputs and errors, the model's words, each
+    turn's call; agent text (code, output, markdown) as text; the other sections still there."""
+    open_node(page, run.node)
+    expect(page.locator("#sec-notebook")).to_be_visible()
+    expect(page.locator("#notebook-meta")).to_have_text("2 cells · 3 turns · finished")
+    order = ["turn 0", "words", "cell 1", "turn 1", "cell 2", "turn 2", "words"]
+    assert page.evaluate(_NOTEBOOK_JS) == order
+    turns = page.locator("#detail-notebook .nb-turn")
+    for index, (turn, tokens_in, tokens_out, cost, latency) in enumerate(AGENTIC_TURNS):
+        expect(turns.nth(index)).to_have_text(
+            f"turn {turn} · code call #{turn} · {tokens_in:,} in / {tokens_out} out tokens · "
+            f"${cost:.4f} · {latency:.2f} s"
+        )
+    words = page.locator("#detail-notebook .nb-words")
+    expect(words.first).to_contain_text(XSS_WORDS)  # the markdown as written, not rendered
+    failed = page.locator('#detail-notebook .nb-cell[data-cell="1"]')
+    expect(failed).to_have_attribute("data-status", "error")
+    expect(failed.locator(".nb-head")).to_have_text("[cell 1] · error · 0.25 s")
+    assert failed.locator(".nb-code").text_content() == XSS_CELL_CODE
+    assert failed.locator(".nb-output").text_content() == XSS_CELL_OUTPUT
+    expect(failed.locator(".nb-error .errline")).to_have_text(f"ValueError: {XSS_CELL_ERROR}")
+    frame = failed.locator(".nb-error .frame.solution")
+    expect(frame.locator(".where")).to_have_text("a cell, line 3")
+    expect(frame).to_contain_text("float(html)")
+    fixed = page.locator('#detail-notebook .nb-cell[data-cell="2"]')
+    assert fixed.locator(".nb-output").text_content() == FIX_OUTPUT
+    assert fixed.locator(".nb-error").count() == 0
+    expect(page.locator("#detail-code")).to_contain_text("VALIDATION_METRIC")
+    expect(page.locator("#detail-output")).to_contain_text("[cell 2]")
+    rendered = "#detail-notebook :is(strong, img, script, b, i, em)"
+    assert page.locator(rendered).count() == 0, "agent text was parsed as HTML or markdown"
     assert page.evaluate("typeof window.__pwned") == "undefined", "a hostile script ran"
     assert page.evaluate(_PARSED_JS) == [], "hostile markup was parsed as HTML"
 

@@ -21,6 +21,7 @@ from typing import IO, Any
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
+from tests.recorded_run import AgenticRun, write_agentic_run
 from tests.support import podium_popen
 
 pytest.register_assert_rewrite("tests.viewer.browser")  # its checks fail with the values shown
@@ -39,6 +40,13 @@ CHROMIUM_ARGS = [
 URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/")
 SERVER_START_S = 20.0  # python start-up, imports, reading the run
 SERVER_STOP_S = 10.0
+
+
+@pytest.fixture
+def agentic_run(tmp_path: Path) -> AgenticRun:
+    """A run of one agentic node: its notebook and its model calls by turn
+    (tests/recorded_run.py)."""
+    return write_agentic_run(tmp_path / "agentic")
 
 
 @pytest.fixture(scope="module")

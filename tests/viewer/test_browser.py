@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.recorded_run import RecordedRun
+from tests.recorded_run import AgenticRun, RecordedRun
 from tests.support import (
     HELD_BACKSTOP_S,
     TOY_TASK,
@@ -51,12 +51,18 @@ def opened(
 ) -> tuple[Watched, str]:
     """The recorded run as a URL, not loaded yet: served by ``podium view``, or exported to one
     file that the page may not go beyond (the browser offline)."""
-    if request.param == "live":
-        return watched, serve(recorded_run.root).url
-    out = tmp_path / "view.html"
-    result = podium_cli("view", str(recorded_run.root), "--export", str(out))
+    return _as_url(request.param, recorded_run.root, recorded_run.node_count, serve, watched)
+
+
+def _as_url(
+    how: str, root: Path, nodes: int, serve: Serve, watched: Watched
+) -> tuple[Watched, str]:
+    if how == "live":
+        return watched, serve(root).url
+    out = root.parent / "view.html"
+    result = podium_cli("view", str(root), "--export", str(out))
     assert result.returncode == 0, result.stderr
-    assert f"wrote {out} ({recorded_run.node_count} nodes)" in result.stdout, result.stdout
+    assert f"wrote {out} ({nodes} node{'s' if nodes != 1 else ''})" in result.stdout, result.stdout
     url = out.as_uri()
     watched.allowed = lambda u: u.split("#")[0] == url
     watched.page.context.set_offline(True)
@@ -148,6 +154,23 @@ def test_the_export_keeps_node_content_inside_its_data(
     assert 'id="podium-data"' in html
     assert browser.XSS_CODE_LINE not in html, "node content can close the data's <script>"
     assert "<img src=x" not in html
+
+
+# --- an agentic node: its notebook ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["live", "export"])
+def test_an_agentic_nodes_notebook(
+    how: str, agentic_run: AgenticRun, serve: Serve, watched: Watched
+) -> None:
+    """The node's panel lists its cells in order with their outputs and errors, the model's
+    words between them and each turn's tokens, cost and time; the code, output and markdown
+    put into it stay text (nothing runs, nothing is parsed, no markdown is rendered)."""
+    watch, url = _as_url(how, agentic_run.root, agentic_run.node_count, serve, watched)
+    watch.page.goto(url)
+    browser.wait_nodes(watch.page, agentic_run.node_count)
+    browser.check_notebook(watch.page, agentic_run)
+    watch.assert_quiet()
 
 
 # --- a real run, watched while it goes ----------------------------------------------------------

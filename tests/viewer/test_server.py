@@ -26,8 +26,9 @@ import pytest
 from podium.errors import UserError
 from podium.scaffolds import RunDir
 from podium.viewer import highlight
+from podium.viewer.notebook import NOTEBOOK_READ_CAP
 from podium.viewer.server import CSP, DEFAULT_PORT, ViewerServer, make_server, serve
-from tests.recorded_run import RecordedRun
+from tests.recorded_run import XSS_CELL_CODE, XSS_WORDS, AgenticRun, RecordedRun
 from tests.viewer.test_snapshot import add_node
 
 
@@ -42,16 +43,32 @@ class Reply:
         return json.loads(self.body)
 
 
-@pytest.fixture
-def server(recorded_run: RecordedRun) -> Iterator[ViewerServer]:
-    """The recorded run served on a free port from a thread of this process."""
-    srv = make_server(recorded_run.root, 0)
+@contextlib.contextmanager
+def serving(run_dir: Path) -> Iterator[ViewerServer]:
+    """``run_dir`` served on a free port from a thread of this process."""
+    srv = make_server(run_dir, 0)
     thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     thread.start()
-    yield srv
-    srv.shutdown()
-    thread.join()
-    srv.server_close()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        thread.join()
+        srv.server_close()
+
+
+@pytest.fixture
+def server(recorded_run: RecordedRun) -> Iterator[ViewerServer]:
+    """The recorded run, served."""
+    with serving(recorded_run.root) as srv:
+        yield srv
+
+
+@pytest.fixture
+def agentic_server(agentic_run: AgenticRun) -> Iterator[ViewerServer]:
+    """The run of one agentic node (tests/recorded_run.py), served."""
+    with serving(agentic_run.root) as srv:
+        yield srv
 
 
 def request(
@@ -202,6 +219,53 @@ def test_an_output_file_that_is_not_a_plain_small_file_is_not_read(
     text = reply.json()["output"]
     assert "TOP-SECRET" not in text and text.startswith("[the output file was not read:")
     assert len(text) < 500
+
+
+def test_api_node_gives_an_agentic_nodes_notebook(
+    agentic_server: ViewerServer, agentic_run: AgenticRun
+) -> None:
+    detail = request(agentic_server, f"/api/node/{agentic_run.node}").json()
+    cells = detail["notebook"]["cells"]
+    assert [(c["type"], c["number"]) for c in cells] == [
+        ("words", None), ("code", 1), ("code", 2), ("words", None)
+    ]  # fmt: skip
+    assert (cells[0]["source"], cells[1]["source"]) == (XSS_WORDS, XSS_CELL_CODE)
+    assert [c["call"]["input_tokens"] for c in cells] == [2000, 2000, 2100, 2200]
+
+
+SECRET_NOTEBOOK = {"cells": [{"cell_type": "markdown", "source": "TOP-SECRET"}]}
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "directory", "huge", "damaged"])
+def test_a_notebook_that_is_not_a_plain_small_notebook_is_one_line(
+    agentic_server: ViewerServer, agentic_run: AgenticRun, tmp_path: Path, kind: str
+) -> None:
+    """A run dir may come from anyone: its notebook may point at a secret, block a reader
+    forever, be enormous or not be a notebook. The node's panel says so in one line and reads
+    nothing else; the server answers 200, never a 500 or a traceback."""
+    secret = tmp_path / "secret.ipynb"
+    secret.write_text(json.dumps(SECRET_NOTEBOOK))
+    path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
+    path.unlink()
+    if kind == "symlink":
+        path.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "huge":
+        with path.open("wb") as fh:
+            fh.truncate(NOTEBOOK_READ_CAP + 1)  # sparse: takes no disk
+    else:
+        path.write_text('{"cells": [{"cell_type": "code", "outputs": 5}]}')
+    reply = request(agentic_server, f"/api/node/{agentic_run.node}")
+    assert reply.status == 200
+    detail = reply.json()
+    problem = detail["notebook"]["problem"]
+    assert "TOP-SECRET" not in reply.body.decode() and detail["notebook"]["cells"] == []
+    why = "is not a readable notebook" if kind == "damaged" else "the notebook was not read:"
+    assert why in problem and "\n" not in problem and len(problem) < 500, problem
+    assert detail["code"] and detail["output"]  # the rest of the panel is there
 
 
 def test_api_node(server: ViewerServer, recorded_run: RecordedRun) -> None:

@@ -17,6 +17,7 @@ from podium.records import ExecResult, ExecStatus, Metric, Node, NodeState
 from podium.sandbox import strip_ansi
 from podium.scaffolds import Journal, RunDir
 from podium.viewer import highlight, packing
+from podium.viewer.notebook import MAX_CELLS
 from podium.viewer.run_data import open_run
 from podium.viewer.snapshot import (
     LAYOUT_FIELDS,
@@ -25,7 +26,22 @@ from podium.viewer.snapshot import (
     run_json,
     search_ids,
 )
-from tests.recorded_run import XSS_CODE, XSS_OUTPUT, XSS_PLAN, XSS_REASON, RecordedRun
+from tests.recorded_run import (
+    AGENTIC_PLAN,
+    AGENTIC_TURNS,
+    FIX_CODE,
+    FIX_OUTPUT,
+    XSS_CELL_CODE,
+    XSS_CELL_ERROR,
+    XSS_CELL_OUTPUT,
+    XSS_CODE,
+    XSS_OUTPUT,
+    XSS_PLAN,
+    XSS_REASON,
+    XSS_WORDS,
+    AgenticRun,
+    RecordedRun,
+)
 
 ANSI_OUTPUT = "\x1b[1;32mepoch 1\x1b[0m loss \x1b]8;;http://x\x07link\x1b]8;;\x07 done\x1b(B\n"
 
@@ -178,8 +194,9 @@ def test_node_detail_fields(recorded_run: RecordedRun) -> None:
     assert detail["children"] == [6, 7]
     assert detail["summary"] == "Node 5 <em>looks</em> fine."
     assert detail["has_submission"] is True
+    cached = {k: 0 for k in detail["usage"] if k.startswith("cache_")}  # none in this run
     assert detail["usage"] == {"input_tokens": 1505, "output_tokens": 250, "cost_usd": 0.012,
-                               "calls": 2}  # fmt: skip
+                               "calls": 2, **cached}  # fmt: skip
     assert detail["timings"]["total_s"] == 4.5
     assert detail["timings"]["overhead_s"] == pytest.approx(0.5)
     assert detail["exec"]["status"] == "ok" and "output" not in detail["exec"]
@@ -204,6 +221,7 @@ def test_node_detail_calls(recorded_run: RecordedRun) -> None:
     assert review["response"]["tool_call"] == {
         "name": "submit_review",
         "arguments": {"is_bug": False, "summary": "Node 5 <em>looks</em> fine."},
+        "id": "",  # none was given: a scripted answer
     }
     assert review["response"]["replayed"] is False and review["tools"] == []
 
@@ -285,3 +303,134 @@ def test_one_enormous_node_cannot_weigh_down_the_page(recorded_run: RecordedRun)
     assert len(detail["exec"]["error_value"]) < 1_000_100
     assert "<span" not in detail["code_html"]  # too long to colour: escaped, plain
     assert len(json.dumps(detail)) < 6_000_000
+
+
+# --- an agentic node's notebook -------------------------------------------------------------
+
+
+def test_an_agentic_nodes_notebook(agentic_run: AgenticRun) -> None:
+    """The cells in order with their outputs and errors, the model's words between them, and
+    each entry with its turn's code call (never the review's, whose turn is 0 too)."""
+    view = open_run(agentic_run.root)
+    detail = node_detail(view, agentic_run.node)
+    notebook = detail["notebook"]
+    assert (notebook["problem"], notebook["finished"], notebook["turns"]) == (None, True, 3)
+    cells = notebook["cells"]
+    assert [(c["type"], c["number"], c["turn"], c["status"]) for c in cells] == [
+        ("words", None, 0, None),
+        ("code", 1, 0, "error"),
+        ("code", 2, 1, "ok"),
+        ("words", None, 2, None),
+    ]
+    words, failed, fixed, plan = cells
+    assert (words["source"], plan["source"]) == (XSS_WORDS, AGENTIC_PLAN)
+    assert (failed["source"], failed["output"]) == (XSS_CELL_CODE, XSS_CELL_OUTPUT)
+    assert (failed["error"]["name"], failed["error"]["value"]) == ("ValueError", XSS_CELL_ERROR)
+    assert "\x1b" not in failed["error"]["traceback"]
+    parsed = failed["error"]["traceback_parsed"]
+    assert parsed["error"] == f"ValueError: {XSS_CELL_ERROR}"
+    frames = [(f["file"], f["line"], f["code_line"], f["in_solution"]) for f in parsed["frames"]]
+    assert frames == [("a cell", 3, "float(html)", True)]  # not solution.py: its lines differ
+    assert (fixed["source"], fixed["output"], fixed["error"]) == (FIX_CODE, FIX_OUTPUT, None)
+    assert (failed["duration_s"], fixed["duration_s"]) == (0.25, 0.5)
+    assert {c["turn"]: c["call"] for c in cells} == {
+        turn: {"seq": turn, "input_tokens": tokens_in, "output_tokens": tokens_out,
+               "cost_usd": cost, "latency_s": latency}
+        for turn, tokens_in, tokens_out, cost, latency in AGENTIC_TURNS
+    }  # fmt: skip
+    assert detail["code"].count("# %%") == 1 and FIX_CODE in detail["code"]  # its clean cells
+    assert FIX_OUTPUT in detail["output"]  # the existing sections stay
+    json.dumps(detail, allow_nan=False)
+
+
+def test_a_one_shot_node_has_no_notebook(recorded_run: RecordedRun) -> None:
+    view = open_run(recorded_run.root)
+    for node_id in range(1, recorded_run.node_count + 1):
+        assert node_detail(view, node_id)["notebook"] is None
+
+
+DAMAGED = {
+    "not JSON": b'{"cells": [',
+    "empty": b"",
+    "not UTF-8": b"\xff\xfe{}",
+    "no cells": b'{"nbformat": 4, "metadata": {}}',
+    "a list": b"[1, 2]",
+    "a source that is a number": b'{"cells": [{"cell_type": "code", "source": 5}]}',
+    "outputs that are an object": b'{"cells": [{"cell_type": "code", "outputs": {"a": 1}}]}',
+    "a turn that is text": b'{"cells": [{"cell_type": "markdown", "source": "hi", '
+    b'"metadata": {"podium": {"turn": "0"}}}]}',
+    "a traceback that is text": b'{"cells": [{"cell_type": "code", "source": "x", '
+    b'"outputs": [{"output_type": "error", "traceback": "boom"}]}]}',
+    "nested too deeply": b"[" * 200_000,
+    "a number too long": b'{"cells": [], "metadata": {"podium": {"turns": 1' + b"0" * 5000 + b"}}}",
+}
+
+
+@pytest.mark.parametrize("what", list(DAMAGED))
+def test_a_damaged_notebook_is_one_line(agentic_run: AgenticRun, what: str) -> None:
+    """A run dir may come from anyone: a notebook that is not one is a line saying so, and the
+    rest of the node's panel is there."""
+    path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
+    path.write_bytes(DAMAGED[what])
+    detail = node_detail(open_run(agentic_run.root), agentic_run.node)
+    problem = detail["notebook"]["problem"]
+    assert problem.startswith(f"{path} is not a readable notebook: "), problem
+    assert "\n" not in problem and len(problem) < 500, problem
+    assert detail["notebook"]["cells"] == []
+    assert FIX_CODE in detail["code"] and FIX_OUTPUT in detail["output"]
+    json.dumps(detail, allow_nan=False)
+
+
+def test_a_notebook_from_elsewhere_is_read_leniently(agentic_run: AgenticRun) -> None:
+    """A notebook Jupyter saved (no Podium metadata, results, a raw cell): its cells are
+    shown, with no turn; terminal escapes and control characters in it are made inert, and a
+    duration that is no number a reader can show is none."""
+    notebook = {
+        "nbformat": 4,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "raw", "source": "raw text", "metadata": {}},
+            {"cell_type": "code", "execution_count": 7, "source": ["x = '\x1b[2J'\n", "x"],
+             "metadata": {"podium": {"duration_s": float("nan")}}, "outputs": [
+                 {"output_type": "stream", "name": "stderr",
+                  "text": ["\x1b]0;pwned title\x07warn\ud800\n", "\x1b[31mred\x1b[0m\n"]},
+                 {"output_type": "execute_result", "data": {"text/plain": ["1"]}},
+             ]},
+        ],
+    }  # fmt: skip
+    path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    detail = node_detail(open_run(agentic_run.root), agentic_run.node)
+    read = detail["notebook"]
+    assert (read["problem"], read["finished"], read["turns"]) == (None, None, None)
+    [cell] = read["cells"]
+    assert (cell["number"], cell["turn"], cell["call"], cell["duration_s"]) == (7, None, None, None)
+    assert cell["source"] == "x = '\\x1b[2J'\nx"  # code: the escape shown, not dropped
+    assert cell["output"] == "warn\\ud800\nred\n1\n"  # output: escapes dropped
+    json.dumps(detail, ensure_ascii=False).encode("utf-8")  # what the server sends
+
+
+def test_an_enormous_notebook_is_bounded(agentic_run: AgenticRun) -> None:
+    """Each text of a cell is clipped as a node's texts are, and past ``MAX_CELLS`` cells the
+    rest are counted, not sent."""
+    words = [{"cell_type": "markdown", "source": f"cell {i}"} for i in range(MAX_CELLS + 5)]
+    words[0]["source"] = "x" * 3_000_000
+    path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
+    path.write_text(json.dumps({"cells": words}), encoding="utf-8")
+    read = node_detail(open_run(agentic_run.root), agentic_run.node)["notebook"]
+    assert (len(read["cells"]), read["cells_left_out"]) == (MAX_CELLS, 5)
+    first = read["cells"][0]["source"]
+    assert 1_000_000 <= len(first) < 1_000_100 and "more characters not shown" in first
+
+
+def test_the_export_holds_the_notebook_packed(agentic_run: AgenticRun) -> None:
+    """The export's details are the API's, and a cell's output (also in the node's output) is
+    stored once."""
+    view = open_run(agentic_run.root)
+    _, packed = export_data(view)
+    assert packing.unpack(packed) == {"1": node_detail(view, 1)}
+    cells = packed["details"]["1"]["notebook"]["cells"]
+    output, node_output = cells[2]["output"], packed["details"]["1"]["output"]
+    assert set(output) == {"$c"} and set(node_output) == {"$c"}
+    shared = sum(len(packed["chunks"][i]) for i in set(output["$c"]) & set(node_output["$c"]))
+    assert shared > 0.8 * len(FIX_OUTPUT)
