@@ -40,12 +40,22 @@ class Record(BaseModel):
 
 
 class Usage(Record):
-    """Tokens and money spent on model calls. Adds up with ``+``."""
+    """Tokens and money spent on model calls. Adds up with ``+``.
+
+    ``input_tokens`` counts every prompt token, cached or not. ``cache_read_tokens`` and
+    ``cache_write_tokens`` are *parts* of it: the prompt tokens the provider read from its
+    prompt cache, and those it wrote there (each priced at its own rate, which ``cost_usd``
+    already reflects); the uncached part is ``input_tokens - cache_read_tokens -
+    cache_write_tokens``. Both are 0 where the provider reports no caching, and in records
+    written before they existed.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -53,6 +63,8 @@ class Usage(Record):
             output_tokens=self.output_tokens + other.output_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             calls=self.calls + other.calls,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -374,6 +386,31 @@ class Timings(Record):
         return self.total_s - self.model_s - self.kernel_start_s - self.exec_s - self.review_model_s
 
 
+class FreshRun(Record):
+    """A good agentic node's ``solution.py`` (its clean cells) run again on a fresh kernel
+    after the node: does the score it reported come back without the session's state?
+    ``reproduced``: it ran cleanly, wrote a submission, and printed the same metric (to a
+    relative 1e-6). Reported only; the node's metric stays the session's."""
+
+    status: ExecStatus
+    metric: float | None = None
+    has_submission: bool = False
+    reproduced: bool = False
+    error: InertOrNone = None
+
+    def verdict(self) -> str:
+        """One line, as ``podium show`` and the viewer print it."""
+        metric = f"metric {self.metric:.6g}" if self.metric is not None else "no metric"
+        if self.reproduced:
+            return f"reproduced on a fresh kernel ({metric})"
+        why = [metric]
+        if self.error:
+            why.insert(0, " ".join(self.error.split())[:200])
+        if not self.has_submission:
+            why.append("no submission")
+        return f"not reproduced on a fresh kernel: {', '.join(why)}"
+
+
 class Node(Record):
     """One solution attempt. ``step`` is its position among finished nodes (1-based)."""
 
@@ -395,6 +432,7 @@ class Node(Record):
     worker: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
+    fresh: FreshRun | None = None  # an agentic node's code run again on a fresh kernel
 
     @property
     def is_good(self) -> bool:

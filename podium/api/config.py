@@ -80,10 +80,15 @@ class Section(BaseModel):
 
 
 class ModelPrice(Section):
-    """USD per million tokens."""
+    """USD per million tokens. ``cached_input``: a prompt token read from the provider's prompt
+    cache; ``cache_write``: one written to it. Left out, the backend's fallback applies
+    (Anthropic's published 0.1x and 1.25x of ``input``; any other provider: ``input``), never
+    litellm's map: a price given here replaces the map's entry whole."""
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cached_input: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
 
 
 class ModelSection(Section):
@@ -157,8 +162,13 @@ class AgenticSection(Section):
     output_chars: int = Field(
         4000, ge=200, description="of a cell's output shown to the model (head and tail)"
     )
+    fresh_check: bool = Field(
+        True,
+        description="run a good node's solution.py again on a fresh kernel, and report "
+        "whether its metric reproduces",
+    )
     keep_outputs: int = Field(
-        3, ge=1, description="latest cells whose output the model sees whole; older ones cut"
+        3, ge=1, description="latest cell results the model sees whole (up to twice as many)"
     )
 
 

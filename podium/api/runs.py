@@ -487,6 +487,7 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
         keep_working=cfg.exec.keep_working,
         final_top_k=cfg.search.final_top_k,
         schedule=cfg.schedule,
+        fresh_check=cfg.agentic.fresh_check,
     )
 
 

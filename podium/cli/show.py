@@ -302,6 +302,8 @@ def _node_meta(console: Console, view: RunView, node: Node) -> None:
         ("state", f"{node.state} (worker {node.worker})"),
         ("metric", f"{node.metric.value:.6g}" if node.metric else "-"),
     ]
+    if node.fresh is not None:
+        rows.append(("fresh", visible(node.fresh.verdict())))
     if node.is_buggy:
         rows.append(("bug", " ".join(visible(node.bug_reason or "no reason recorded").split())))
     rows += [

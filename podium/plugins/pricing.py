@@ -5,6 +5,13 @@ litellm ships inside its package. The map is read as a file, without importing l
 import takes seconds, and litellm fetches a fresh map from the network at import unless told
 not to (docs/architecture.md, "Domain facts"). No price known means cost is counted as zero,
 which ``--cost`` refuses.
+
+Prompt caching has prices of its own: a prompt token read from the provider's cache (the map's
+``cache_read_input_token_cost``, the config's ``cached_input``) and one written to it (the map's
+``cache_creation_input_token_cost``, the 5-minute write; the config's ``cache_write``). Where
+neither gives one, a backend may know its provider's rule (:meth:`ModelInfo.with_cache_rule`:
+Anthropic's 0.1x and 1.25x of the input price); else a cached token costs the input price, which
+is what it cost before the provider cached anything.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import importlib.util
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +34,12 @@ CHARS_PER_TOKEN_BOUND = 3  # English and code run ~3.5-4 chars a token: this ove
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """Prices in USD per token (None: unknown) and the model's limits, with where they came from."""
+    """Prices in USD per token (None: unknown) and the model's limits, with where they came from.
+
+    ``cache_read_price`` / ``cache_write_price``: a prompt token read from / written to the
+    provider's prompt cache; None means no price of its own, and then it costs the input price
+    (:attr:`read_rate`, :attr:`write_rate`).
+    """
 
     input_price: float | None = None
     output_price: float | None = None
@@ -35,18 +47,73 @@ class ModelInfo:
     max_input_tokens: int | None = None
     reasoning: bool = False
     source: str = "unknown"
+    cache_read_price: float | None = None
+    cache_write_price: float | None = None
 
     @property
     def priced(self) -> bool:
         return self.input_price is not None and self.output_price is not None
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return input_tokens * (self.input_price or 0.0) + output_tokens * (self.output_price or 0.0)
+    @property
+    def read_rate(self) -> float:
+        """What a prompt token read from the cache costs: its own price, else the input price."""
+        if self.cache_read_price is not None:
+            return self.cache_read_price
+        return self.input_price or 0.0
+
+    @property
+    def write_rate(self) -> float:
+        """What a prompt token written to the cache costs: its own price, else the input price."""
+        if self.cache_write_price is not None:
+            return self.cache_write_price
+        return self.input_price or 0.0
+
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """The price of a call. ``input_tokens`` counts every prompt token; the cached reads and
+        writes are parts of it, priced at their own rates, the rest at the input price."""
+        uncached = max(input_tokens - cache_read_tokens - cache_write_tokens, 0)
+        return (
+            uncached * (self.input_price or 0.0)
+            + cache_read_tokens * self.read_rate
+            + cache_write_tokens * self.write_rate
+            + output_tokens * (self.output_price or 0.0)
+        )
+
+    def most_cost(self, input_tokens: int, output_tokens: int) -> float:
+        """An upper bound of :meth:`cost` for at most this many tokens, however the provider
+        splits the prompt between cache and no cache: each prompt token at the dearest of the
+        input, cache-read and cache-write prices (a cache write costs more than plain input)."""
+        dearest = max(self.input_price or 0.0, self.read_rate, self.write_rate)
+        return input_tokens * dearest + output_tokens * (self.output_price or 0.0)
+
+    def with_cache_rule(self, read: float, write: float) -> ModelInfo:
+        """These prices, with a provider's cache rule (multiples of the input price) filling
+        the cache prices that neither the config nor the map gave."""
+        if self.input_price is None:
+            return self
+        read_price, write_price = self.cache_read_price, self.cache_write_price
+        return replace(
+            self,
+            cache_read_price=self.input_price * read if read_price is None else read_price,
+            cache_write_price=self.input_price * write if write_price is None else write_price,
+        )
 
     def describe(self) -> str:
+        """``$3 in ($0.3 cached, $3.75 cache write) / $15 out per million tokens (source)``;
+        the cache prices only where known."""
         if not self.priced:
             return "no price known"
-        per_m = f"${(self.input_price or 0) * 1e6:.4g} in / ${(self.output_price or 0) * 1e6:.4g}"
+        cache = ((self.cache_read_price, "cached"), (self.cache_write_price, "cache write"))
+        known = [f"${price * 1e6:.4g} {what}" for price, what in cache if price is not None]
+        cached = f" ({', '.join(known)})" if known else ""
+        per_m = f"${(self.input_price or 0) * 1e6:.4g} in{cached}"
+        per_m += f" / ${(self.output_price or 0) * 1e6:.4g}"
         return f"{per_m} out per million tokens ({self.source})"
 
 
@@ -79,9 +146,11 @@ def model_info(name: str, model_id: str, prices: Mapping[str, Any] | None = None
         max_input_tokens=_int(entry.get("max_input_tokens")),
         reasoning=bool(entry.get("supports_reasoning")),
         source=source if entry else "unknown",
+        cache_read_price=_float(entry.get("cache_read_input_token_cost")),
+        cache_write_price=_float(entry.get("cache_creation_input_token_cost")),
     )
     configured = (prices or {}).get(name)
-    if configured:
+    if configured:  # replaces the map's prices whole: its cache prices belong to its sheet
         info = ModelInfo(
             input_price=float(configured["input"]) / 1e6,
             output_price=float(configured["output"]) / 1e6,
@@ -89,6 +158,8 @@ def model_info(name: str, model_id: str, prices: Mapping[str, Any] | None = None
             max_input_tokens=info.max_input_tokens,
             reasoning=info.reasoning,
             source="config model.prices",
+            cache_read_price=_per_token(configured.get("cached_input")),
+            cache_write_price=_per_token(configured.get("cache_write")),
         )
     return info
 
@@ -98,6 +169,10 @@ def input_tokens_bound(request: ModelRequest) -> int:
     chars = sum(len(m.content) + 8 for m in request.messages)
     chars += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
     return math.ceil(chars / CHARS_PER_TOKEN_BOUND)
+
+
+def _per_token(per_million: Any) -> float | None:
+    return float(per_million) / 1e6 if isinstance(per_million, int | float) else None
 
 
 def _float(value: Any) -> float | None:

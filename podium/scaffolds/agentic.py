@@ -21,8 +21,9 @@ make it good; else it is buggy with the reason):
 
 Context growth is bounded by one rule, applied the same way at every call so that a replay
 sends the same requests: a cell's result shows the model at most ``agentic.output_chars`` of
-its output (head and tail), and only the latest ``agentic.keep_outputs`` results stay whole;
-older ones keep their first lines (:data:`OLD_RESULT_CHARS`) and say what was cut.
+its output (head and tail), and the latest ``agentic.keep_outputs`` results (up to twice as
+many: the cut moves in steps, :func:`cut_results`) stay whole; older ones keep their first
+characters (:data:`OLD_RESULT_CHARS`) and say what was cut.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class _Conversation:
     notebook: Notebook
     results_at: list[int]  # indexes in messages of the run_cell results, oldest first
     plan: str = ""
+    turns: int = 0  # model calls answered
     finished: bool = False
     ending: str | None = None  # why it ended before finish (a budget, a dead kernel)
 
@@ -127,7 +129,7 @@ class AgenticOperators(OperatorSet):
                     "operator": ctx.action.operator,
                     "finished": talk.finished,
                     "ending": talk.ending,
-                    "turns": len(talk.results_at),
+                    "turns": talk.turns,
                 }
             ),
         )
@@ -167,6 +169,7 @@ class AgenticOperators(OperatorSet):
                 )
                 talk.ending = f"{what}: {exc}"
                 return
+            talk.turns += 1
             talk.notebook.say(response.text, turn)
             call = response.tool_call
             if call is None:
@@ -221,11 +224,8 @@ class AgenticOperators(OperatorSet):
     def _request(self, talk: _Conversation) -> ModelRequest:
         """The conversation as the model is shown it: older cell results cut (the context
         rule in the module's docstring); the record keeps them whole."""
-        keep = set(talk.results_at[-self.settings.keep_outputs :])
-        messages = [
-            _shortened(m) if i in talk.results_at and i not in keep else m
-            for i, m in enumerate(talk.messages)
-        ]
+        cut = set(talk.results_at[: cut_results(len(talk.results_at), self.settings.keep_outputs)])
+        messages = [_shortened(m) if i in cut else m for i, m in enumerate(talk.messages)]
         return ModelRequest(messages=messages, tools=TOOLS)
 
     def _report(self, number: int, result: ExecResult) -> str:
@@ -238,6 +238,14 @@ class AgenticOperators(OperatorSet):
         elif result.error_line:
             lines.append(f"error: {result.error_line}")
         return "\n".join(lines)
+
+
+def cut_results(results: int, keep: int) -> int:
+    """How many of the oldest cell results are shown cut: never one of the latest ``keep``,
+    and a multiple of ``keep``, so the cut moves ``keep`` results at a time and what the model
+    was sent stays the same for ``keep`` turns in a row (a provider's prompt cache reads it;
+    moving the cut each turn would make every turn rewrite its whole tail)."""
+    return max(0, (results - keep) // keep * keep)
 
 
 def _tool_result(call: ToolCall, text: str) -> Message:

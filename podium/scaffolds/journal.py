@@ -73,6 +73,12 @@ def _rng_from_json(text: str) -> RngState:
     return (version, tuple(internal), gauss)
 
 
+# The usage fields summed by ``spent`` (a call's cache tokens are parts of its input tokens).
+USAGE_SUMS = (
+    "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"
+)  # fmt: skip
+
+
 class Journal:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
@@ -252,8 +258,7 @@ class Journal:
         of it was paid for (or, when replayed, recorded). Summed in SQL so the prompts stored
         beside are never decoded."""
         fields = ", ".join(
-            f"SUM(COALESCE(json_extract(d, '$.response.usage.{f}'), 0))"
-            for f in ("input_tokens", "output_tokens", "cost_usd")
+            f"SUM(COALESCE(json_extract(d, '$.response.usage.{f}'), 0))" for f in USAGE_SUMS
         )
         rows = self._db.execute(
             f"SELECT role, model, replayed, {fields}, COUNT(*) FROM ("
@@ -267,9 +272,10 @@ class Journal:
             ") WHERE json_extract(d, '$.response') IS NOT NULL GROUP BY role, model, replayed"
         ).fetchall()
         return [
-            (role, model or "", bool(replayed), Usage(input_tokens=int(i), output_tokens=int(o),
-                                                      cost_usd=float(c), calls=int(n)))
-            for role, model, replayed, i, o, c, n in rows
+            (role, model or "", bool(replayed), Usage(
+                input_tokens=int(i), output_tokens=int(o), cost_usd=float(c), calls=int(n),
+                cache_read_tokens=int(r), cache_write_tokens=int(w)))
+            for role, model, replayed, i, o, c, r, w, n in rows
         ]  # fmt: skip
 
     def next_node_id(self) -> int:

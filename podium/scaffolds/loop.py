@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import sqlite3
 import time
@@ -61,7 +62,7 @@ from podium.interfaces import (
     Workspace,
 )
 from podium.plugins import ModelGateway
-from podium.records import Action, ExecResult, Node, NodeState, utcnow
+from podium.records import Action, ExecResult, FreshRun, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, review
 from podium.scaffolds.execution import execute_solution, open_kernel_session
 from podium.scaffolds.journal import Journal
@@ -91,6 +92,7 @@ class LoopSettings:
     keep_working: bool = False
     final_top_k: int = 1  # > 1: re-run the k best on a fresh kernel before choosing
     schedule: Schedule = "reproducible"
+    fresh_check: bool = True  # a good agentic node's code run again on a fresh kernel
 
 
 class RunEvents(Protocol):
@@ -483,21 +485,46 @@ class Search:
             checking.cancel()
             raise
         verdict = review.judge(task, result, opinion, submission_problem)
-        return node.model_copy(
+        node = node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
                     "bug_reason": verdict.bug_reason, "summary": verdict.summary}
         )  # fmt: skip
+        if executed is not None and self.settings.fresh_check and node.metric and not node.is_buggy:
+            node = node.model_copy(update={"fresh": await self._fresh_run(node)})
+        return node
 
-    async def _execute_again(self, node: Node) -> ExecResult:
-        """Run a finished node's code once more, in ``nodes/<id>/rerun/`` on a fresh kernel."""
-        root = self.run_dir.final_rerun_dir(node.id)
+    async def _fresh_run(self, node: Node) -> FreshRun:
+        """An agentic node's clean cells run once more on a fresh kernel (``nodes/<id>/fresh/``),
+        within what is left of the time budget: its score is reported, not assumed."""
+        root = self.run_dir.fresh_run_dir(node.id)
+        result = await self._execute_again(node, root, self._exec_timeout())
+        metric = review.metric_from_output(result.output)
+        value = metric if isinstance(metric, float) else None
+        written = (root / SUBMISSION).is_file()
+        same = (
+            value is not None
+            and node.metric is not None
+            and math.isclose(value, node.metric.value, rel_tol=1e-6, abs_tol=1e-12)
+        )
+        return FreshRun(
+            status=result.status, metric=value, has_submission=written,
+            reproduced=same and written and not result.failed,
+            error=result.error_line or (metric if isinstance(metric, str) else None),
+        )  # fmt: skip
+
+    async def _execute_again(
+        self, node: Node, root: Path | None = None, timeout_s: float | None = None
+    ) -> ExecResult:
+        """Run a finished node's code once more on a fresh kernel, in ``root`` (by default
+        ``nodes/<id>/rerun/``, the final choice's top-k re-run)."""
+        root = root or self.run_dir.final_rerun_dir(node.id)
         await asyncio.to_thread(remove_tree, root)
         root.mkdir(parents=True)
         result = await execute_solution(
             self.parts.sandbox,
             node.code,
             Workspace(root, self.parts.task.public_dir),  # working/ is never kept here
-            timeout_s=self.settings.exec_timeout_s,  # the search is over: no budget to shrink
+            timeout_s=timeout_s or self.settings.exec_timeout_s,  # by default the search is over
             max_output_bytes=self.settings.max_output_bytes,
         )
         self.run_dir.write_file(root / OUTPUT, result.output)

@@ -49,6 +49,7 @@ OUTPUT = "output.txt"  # what it printed (cut to the configured size)
 NOTEBOOK = "notebook.ipynb"  # an agentic node's cells, outputs and the model's words
 NODE_SUBMISSION = SUBMISSION  # submission.csv, when it wrote one
 NODE_INFO = "node.json"  # best/ only: which node it is, its operator, step and metric
+FRESH_RUN = "fresh"  # nodes/<id>/fresh/: an agentic node's solution.py run on a fresh kernel
 FINAL_RERUN = "rerun"  # nodes/<id>/rerun/: the final choice's second run of a top-k node
 RERUNS = "reruns"  # nodes/<id>/reruns/<n>/: what ``podium rerun`` ran, with RERUN_REPORT
 RERUN_REPORT = "rerun.json"
@@ -190,6 +191,8 @@ class UsageTotals(_Section):
     output_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+    cache_read_tokens: int = 0  # parts of input_tokens read from, or written to, a prompt cache
+    cache_write_tokens: int = 0
 
 
 class SummaryUsage(UsageTotals):

@@ -102,6 +102,11 @@ class RunDir:
         """Where the final choice runs a top-k candidate once more (replaced each time)."""
         return self.node_dir(node_id) / run_files.FINAL_RERUN
 
+    def fresh_run_dir(self, node_id: int) -> Path:
+        """Where a good agentic node's ``solution.py`` runs once more on a fresh kernel, to
+        report whether its score reproduces without the session's state (``Node.fresh``)."""
+        return self.node_dir(node_id) / run_files.FRESH_RUN
+
     def reruns_dir(self, node_id: int) -> Path:
         """Where ``podium rerun`` keeps its runs of the node, one numbered directory each."""
         return self.node_dir(node_id) / run_files.RERUNS

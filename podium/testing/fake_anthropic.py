@@ -1,13 +1,24 @@
 """A fake Anthropic Messages API: ``POST /v1/messages`` and ``GET /v1/models``.
 
 It checks requests the way the real API does (top-level ``system``, required ``max_tokens``,
-``tool_use`` / ``tool_result`` pairing, non-empty text blocks...) and answers in the real wire
-format, so code that passes against it passes against api.anthropic.com.
+``tool_use`` / ``tool_result`` pairing, non-empty text blocks, ``cache_control`` breakpoints...)
+and answers in the real wire format, so code that passes against it passes against
+api.anthropic.com.
+
+Prompt caching works as the API's does: opt-in, by ``cache_control`` breakpoints (on tools,
+system blocks, message blocks, or top-level for the last block; at most four). A breakpoint's
+prefix (tools, system, messages up to its block) is stored when it holds ``cache_min_tokens``
+estimated tokens or more; a later request whose prefix matches a stored one at a breakpoint, or
+at one of the 20 blocks before it, reads it. The usage says so as the API does:
+``cache_read_input_tokens`` and ``cache_creation_input_tokens`` beside ``input_tokens``, which
+then counts only the rest.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from podium.testing.fake_server import (
@@ -16,6 +27,9 @@ from podium.testing.fake_server import (
     HttpReply,
     Problem,
     Received,
+    TextCounter,
+    canonical,
+    content_texts,
     is_int,
     next_id,
     range_problem,
@@ -53,6 +67,12 @@ ERROR_TYPES = {
     504: "timeout_error",
     529: "overloaded_error",
 }
+MAX_BREAKPOINTS = 4
+LOOKBACK_BLOCKS = 20
+"""How far before a breakpoint the API looks for a cached prefix (the breakpoint's included)."""
+UNMARKABLE = ("thinking", "redacted_thinking")
+"""Blocks that take no ``cache_control``."""
+CACHE_TTLS = ("5m", "1h")
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
 _EMPTY_CONTENT = (
     "messages: all messages must have non-empty content except for the optional final "
@@ -106,6 +126,27 @@ class FakeAnthropic(FakeServer):
             return self.error_reply(529, "Overloaded")
         return self.error_reply(400, "prompt is too long: 250000 tokens > 200000 maximum")
 
+    def _cache_usage(self, received: Received, prompt_tokens: int) -> tuple[int, int]:
+        """Read the longest stored prefix found at (or up to 20 blocks before) a breakpoint;
+        store each later breakpoint's prefix that is long enough, counting it as written."""
+        blocks = prefix_blocks(received.body or {})
+        marks = [i for i, block in enumerate(blocks) if block.marked]
+        read_at = -1
+        for mark in marks:
+            for i in range(mark, max(mark - LOOKBACK_BLOCKS, read_at), -1):
+                if self._cache_entry(blocks[i].key) is not None:
+                    read_at = i
+                    break
+        read = blocks[read_at].tokens if read_at >= 0 else 0
+        covered, written = read, 0
+        for mark in marks:
+            if mark > read_at and blocks[mark].tokens >= self.cache_min_tokens:
+                self._cache_store(blocks[mark].key, blocks[mark].tokens)
+                written += blocks[mark].tokens - covered
+                covered = blocks[mark].tokens
+        read = min(read, prompt_tokens)
+        return read, min(written, prompt_tokens - read)
+
     def _message_payload(
         self, reply: Reply, received: Received, usage: tuple[int, int]
     ) -> dict[str, Any]:
@@ -132,10 +173,10 @@ class FakeAnthropic(FakeServer):
             "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {
-                "input_tokens": usage[0],
+                "input_tokens": usage[0] - received.cache_read_tokens - received.cache_write_tokens,
                 "output_tokens": usage[1],
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": received.cache_write_tokens,
+                "cache_read_input_tokens": received.cache_read_tokens,
             },
         }
 
@@ -147,6 +188,111 @@ class FakeAnthropic(FakeServer):
         ]
         first, last = (names[0], names[-1]) if names else (None, None)
         return {"data": models, "has_more": False, "first_id": first, "last_id": last}
+
+
+# --- the prompt cache ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrefixBlock:
+    """One block of a request in the order the API reads it (tools, system, messages)."""
+
+    key: str
+    """Names the prompt up to and including this block (the model's, marks left out)."""
+    tokens: int
+    """That prefix's estimated tokens (tools count none, as in the usage estimate)."""
+    marked: bool
+    """A ``cache_control`` breakpoint: on the block, inside it (a tool result's), or the
+    request's top-level one on its last block."""
+
+
+def prefix_blocks(body: Mapping[str, Any]) -> list[PrefixBlock]:
+    """The request's blocks, each with the key and size of the prefix it ends."""
+    blocks: list[PrefixBlock] = []
+    key = hashlib.sha256(canonical(body.get("model")).encode()).hexdigest()
+    counter = TextCounter()
+
+    def add(where: str, block: Any, texts: list[str]) -> None:
+        nonlocal key
+        seen = canonical([where, _unmarked(block)])
+        key = hashlib.sha256((key + seen).encode()).hexdigest()
+        counter.add(texts)
+        blocks.append(PrefixBlock(key, counter.tokens, _marks(block) > 0))
+
+    tools = body.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        add("tool", tool, [])
+    for block in _as_blocks(body.get("system")):
+        add("system", block, content_texts([block]))
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in _as_blocks(content):
+            add(str(role), block, content_texts([block]))
+    if blocks and body.get("cache_control") is not None:
+        blocks[-1] = PrefixBlock(blocks[-1].key, blocks[-1].tokens, True)
+    return blocks
+
+
+def _as_blocks(content: Any) -> list[Any]:
+    """A content as blocks: a string is one text block (the API reads the two alike)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _marks(block: Any) -> int:
+    """``cache_control`` marks on a block (a tool, a system or message block, a message) or a
+    list of them, and on the blocks nested in their ``content`` (a tool result's)."""
+    if isinstance(block, list):
+        return sum(_marks(item) for item in block)
+    if not isinstance(block, dict):
+        return 0
+    return (1 if block.get("cache_control") is not None else 0) + _marks(block.get("content"))
+
+
+def _unmarked(block: Any) -> Any:
+    """A block as the prompt holds it: its mark, and those of the blocks in its ``content``,
+    are no part of it."""
+    if not isinstance(block, dict):
+        return block
+    found = {k: v for k, v in block.items() if k != "cache_control"}
+    if isinstance(found.get("content"), list):
+        found["content"] = [_unmarked(inner) for inner in found["content"]]
+    return found
+
+
+def _cache_control_problems(where: str, block: Mapping[str, Any]) -> list[Problem]:
+    """A breakpoint's own shape: ``{"type": "ephemeral"}``, with an optional ``ttl``."""
+    if "cache_control" not in block or block["cache_control"] is None:
+        return []
+    value = block["cache_control"]
+    at = f"{where}.cache_control" if where else "cache_control"
+    if not isinstance(value, dict) or value.get("type") != "ephemeral":
+        return [Problem(f"{at}.type: Input should be 'ephemeral'")]
+    problems = [
+        Problem(f"{at}.{k}: Extra inputs are not permitted")
+        for k in value
+        if k not in ("type", "ttl")
+    ]
+    if "ttl" in value and value["ttl"] not in CACHE_TTLS:
+        problems.append(Problem(f"{at}.ttl: Input should be '5m' or '1h'"))
+    return problems
+
+
+def _breakpoints_problems(body: Mapping[str, Any]) -> list[Problem]:
+    """At most four ``cache_control`` breakpoints, wherever they are."""
+    found = _marks(body.get("tools")) + _marks(body.get("system")) + _marks(body.get("messages"))
+    found += 1 if body.get("cache_control") is not None else 0
+    if found <= MAX_BREAKPOINTS:
+        return []
+    return [
+        Problem(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        )
+    ]
 
 
 # --- request validation -----------------------------------------------------------------------
@@ -168,6 +314,8 @@ def validate_messages_request(body: Mapping[str, Any]) -> list[Problem]:
         *_top_k_problems(body.get("top_k")),
         *_thinking_problems(body),
         *_stream_problems(body.get("stream")),
+        *_cache_control_problems("", body),
+        *_breakpoints_problems(body),
     ]
 
 
@@ -220,7 +368,15 @@ def _message_problems(i: int, message: object, *, is_last: bool) -> list[Problem
         ]
     if role not in ("user", "assistant"):
         return [Problem(f"{where}.role: Input should be 'user' or 'assistant', got {role!r}")]
-    content = message.get("content")
+    extra = [  # a message-level cache_control, say: breakpoints go on blocks
+        Problem(f"{where}.{key}: Extra inputs are not permitted")
+        for key in message
+        if key not in ("role", "content")
+    ]
+    return extra + _content_problems(where, message.get("content"), role, is_last=is_last)
+
+
+def _content_problems(where: str, content: object, role: str, *, is_last: bool) -> list[Problem]:
     may_be_empty = is_last and role == "assistant"  # a prefill may be empty
     if isinstance(content, str):
         return [] if content or may_be_empty else [Problem(_EMPTY_CONTENT)]
@@ -246,13 +402,16 @@ def _block_problems(where: str, block: object, role: str) -> list[Problem]:
                 f"{where}.type: Input tag {kind!r} does not match the expected tags: {expected}"
             )
         ]
+    if kind in UNMARKABLE and "cache_control" in block:
+        return [Problem(f"{where}.{kind}.cache_control: Extra inputs are not permitted")]
+    problems = _cache_control_problems(where, block)
     if kind == "text":
-        return _text_block_problems(where, block)
-    if kind == "tool_use":
-        return _tool_use_problems(where, block, role)
-    if kind == "tool_result":
-        return _tool_result_block_problems(where, block, role)
-    return []
+        problems += _text_block_problems(where, block)
+    elif kind == "tool_use":
+        problems += _tool_use_problems(where, block, role)
+    elif kind == "tool_result":
+        problems += _tool_result_block_problems(where, block, role)
+    return problems
 
 
 def _text_block_problems(where: str, block: Mapping[str, Any]) -> list[Problem]:
@@ -260,6 +419,8 @@ def _text_block_problems(where: str, block: Mapping[str, Any]) -> list[Problem]:
     if not isinstance(text, str):
         return [Problem(f"{where}.text: Field required (a string)")]
     if not text.strip():
+        if block.get("cache_control") is not None:
+            return [Problem(f"{where}.text: cache_control cannot be set for empty text blocks")]
         return [Problem(f"{where}: text content blocks must contain non-whitespace text")]
     return []
 
@@ -283,6 +444,14 @@ def _tool_result_block_problems(where: str, block: Mapping[str, Any], role: str)
     content = block.get("content")
     if content is not None and not isinstance(content, str | list):
         problems.append(Problem(f"{where}.content: Input should be a string or a list of blocks"))
+    for j, inner in enumerate(content if isinstance(content, list) else []):
+        if isinstance(inner, dict) and inner.get("cache_control") is not None:
+            at = f"{where}.content.{j}"
+            problems += _cache_control_problems(at, inner)
+            if inner.get("type") == "text" and not str(inner.get("text") or "").strip():
+                problems.append(
+                    Problem(f"{at}.text: cache_control cannot be set for empty text blocks")
+                )
     return problems
 
 
@@ -339,12 +508,19 @@ def _missing_results(at: int, missing: Sequence[str]) -> list[Problem]:
 def _system_problems(system: object) -> list[Problem]:
     if system is None or isinstance(system, str):
         return []
-    if isinstance(system, list) and all(
+    if not isinstance(system, list) or not all(
         isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         for b in system
     ):
-        return []
-    return [Problem("system: Input should be a string or a list of text blocks")]
+        return [Problem("system: Input should be a string or a list of text blocks")]
+    problems: list[Problem] = []
+    for j, block in enumerate(system):
+        problems += _cache_control_problems(f"system.{j}", block)
+        if block.get("cache_control") is not None and not block["text"].strip():
+            problems.append(
+                Problem(f"system.{j}.text: cache_control cannot be set for empty text blocks")
+            )
+    return problems
 
 
 def _tools_problems(tools: object) -> list[Problem]:
@@ -367,7 +543,7 @@ def _tool_problems(where: str, tool: object) -> list[Problem]:
         return [Problem(f"{where}.name: {name!r} should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")]
     if tool.get("type") not in (None, "custom"):
         return []  # a server tool (web search, code execution...): no schema of ours
-    problems: list[Problem] = []
+    problems = _cache_control_problems(where, tool)
     if "description" in tool and not isinstance(tool["description"], str):
         problems.append(Problem(f"{where}.description: Input should be a valid string"))
     schema = tool.get("input_schema")

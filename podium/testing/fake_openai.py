@@ -3,6 +3,12 @@
 It checks requests the way the real API does (and a little stricter where our own bugs would
 hide), answers in the real wire format, and emulates the reasoning models' parameter quirks,
 so code that passes against it passes against api.openai.com.
+
+Prompt caching works as the API's does: automatic, for prompts of ``cache_min_tokens``
+(1024) estimated tokens and more. A prompt that repeats the start of one seen before (the same
+model and tools, then the same messages: whole ones, and the common start of the first that
+differs) reports that part as ``usage.prompt_tokens_details.cached_tokens``, in steps of 128
+tokens from 1024 on, inside ``prompt_tokens``.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import json
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from podium.testing.fake_server import (
@@ -19,6 +26,9 @@ from podium.testing.fake_server import (
     HttpReply,
     Problem,
     Received,
+    TextCounter,
+    canonical,
+    content_texts,
     is_int,
     is_number,
     next_id,
@@ -43,6 +53,8 @@ REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
 """Models that take ``max_completion_tokens`` only and no temperature but 1."""
 DEFAULT_MODELS = ("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "o3-mini", "gpt-5")
 _KEYS_URL = "https://platform.openai.com/account/api-keys"
+CACHE_STEP = 128
+"""Cached tokens come in steps of this many (after the first 1024)."""
 
 
 class FakeOpenAI(FakeServer):
@@ -97,6 +109,17 @@ class FakeOpenAI(FakeServer):
         )
         return self.error_reply(400, message, param="messages", code="context_length_exceeded")
 
+    def _cache_usage(self, received: Received, prompt_tokens: int) -> tuple[int, int]:
+        """The longest start this prompt shares with one stored, in 128-token steps; then the
+        prompt itself is stored, when it is long enough. OpenAI charges no cache writes."""
+        prompt = CachedPrompt.of(received.body or {})
+        shared = max((prompt.shared_tokens(seen) for seen in self._cached()), default=0)
+        if prompt.tokens >= self.cache_min_tokens:
+            self._cache_store(prompt.key, prompt)
+        if shared < self.cache_min_tokens:
+            return 0, 0
+        return min(shared - shared % CACHE_STEP, prompt_tokens), 0
+
     def _message_payload(
         self, reply: Reply, received: Received, usage: tuple[int, int]
     ) -> dict[str, Any]:
@@ -119,7 +142,10 @@ class FakeOpenAI(FakeServer):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "prompt_tokens_details": {
+                    "cached_tokens": received.cache_read_tokens,
+                    "audio_tokens": 0,
+                },
                 "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
             },
             "service_tier": "default",
@@ -130,6 +156,63 @@ class FakeOpenAI(FakeServer):
         names = self.models if self.models is not None else DEFAULT_MODELS
         models = [{"id": n, "object": "model", "created": 0, "owned_by": "system"} for n in names]
         return {"object": "list", "data": models}
+
+
+@dataclass(frozen=True)
+class CachedPrompt:
+    """A prompt as the prompt cache compares it: what comes before the messages (model, tools,
+    output format), then each message whole, its shape (all but its text) and its text."""
+
+    key: str
+    head: str
+    messages: tuple[tuple[str, str, str], ...]
+    """(the message, its shape, its text) per message."""
+    tokens: int
+    """The whole prompt's estimated tokens."""
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> CachedPrompt:
+        head = canonical([body.get(k) for k in ("model", "tools", "response_format")])
+        messages = body.get("messages")
+        found: list[tuple[str, str, str]] = []
+        counter = TextCounter()
+        for message in messages if isinstance(messages, list) else []:
+            fields = message if isinstance(message, dict) else {}
+            texts = content_texts(fields.get("content"))
+            counter.add(texts)
+            shape = canonical({k: v for k, v in fields.items() if k != "content"})
+            found.append((canonical(message), shape, "\n".join(t for t in texts if t)))
+        key = canonical([head, [whole for whole, _, _ in found]])
+        return cls(key, head, tuple(found), counter.tokens)
+
+    def shared_tokens(self, other: CachedPrompt) -> int:
+        """Estimated tokens of the start this prompt shares with ``other`` (none unless what
+        precedes the messages is the same): whole messages alike, then the common start of
+        the first text that differs, in a message of the same shape."""
+        if self.head != other.head:
+            return 0
+        counter = TextCounter()
+        for (whole, shape, text), (other_whole, other_shape, other_text) in zip(
+            self.messages, other.messages, strict=False
+        ):
+            if whole == other_whole:
+                counter.add([text])
+                continue
+            common = _common_start(text, other_text) if shape == other_shape else 0
+            if common:
+                counter.chars += counter.separator() + common
+            break
+        return counter.chars // 4
+
+
+def _common_start(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def mask_key(key: str) -> str:

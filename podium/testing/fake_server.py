@@ -22,7 +22,7 @@ import sys
 import threading
 import traceback
 from abc import ABC, abstractmethod
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +37,12 @@ Responder = Callable[["Received"], Reply]
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The tool names both providers accept."""
+
+DEFAULT_CACHE_MIN_TOKENS = 1024
+"""The shortest prompt (prefix) the providers cache: OpenAI's for every model, Anthropic's for
+most Claude models."""
+CACHE_ENTRIES = 256
+"""Prompt-cache entries a fake keeps; the least recently used go first."""
 
 _POLL_S = 0.01  # how soon serve_forever notices stop(): the default 0.5 s would slow every test
 _ids = itertools.count(1)
@@ -72,6 +78,10 @@ class Received:
     key: str | None
     problems: list[str] = field(default_factory=list)
     """Schema violations found in this request; empty means the request was valid."""
+    cache_read_tokens: int = 0
+    """Prompt tokens the fake's prompt cache served (reported in the answer's usage)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens the fake's prompt cache stored (Anthropic's cache writes)."""
 
     @property
     def prompt_text(self) -> str:
@@ -344,14 +354,19 @@ class FakeServer(ABC):
         responder: Responder | None = None,
         models: Collection[str] | None = None,
         echo_key_in_errors: bool = False,
+        cache_min_tokens: int = DEFAULT_CACHE_MIN_TOKENS,
     ) -> None:
         """``models``: the model names served (None accepts any; others get the provider's
         404). ``echo_key_in_errors``: the 401 message carries the full key received, to test
-        that callers redact it."""
+        that callers redact it. ``cache_min_tokens``: the shortest prompt prefix (in estimated
+        tokens) the prompt cache keeps, as the provider's minimum for a model (1024 for most;
+        some Claude models want 4096)."""
         self.api_key = api_key
         self.responder = responder
         self.models: tuple[str, ...] | None = None if models is None else tuple(models)
         self.echo_key_in_errors = echo_key_in_errors
+        self.cache_min_tokens = cache_min_tokens
+        self._prompt_cache: OrderedDict[str, Any] = OrderedDict()
         self.received: list[Received] = []
         self.problems: list[str] = []
         self.hits = 0
@@ -529,7 +544,42 @@ class FakeServer(ABC):
             )
         if reply.kind in ("overloaded", "context_too_long"):
             return self._special_error(reply)
-        return self.json_reply(200, self._message_payload(reply, received, _usage(reply, received)))
+        usage = _usage(reply, received)
+        read, written = self._cache_usage(received, usage[0])
+        with self._lock:
+            received.cache_read_tokens, received.cache_write_tokens = read, written
+        return self.json_reply(200, self._message_payload(reply, received, usage))
+
+    # --- the prompt cache ------------------------------------------------------------------
+
+    def _cache_usage(self, received: Received, prompt_tokens: int) -> tuple[int, int]:
+        """(read, written): the parts of the prompt's ``prompt_tokens`` that the provider's
+        prompt cache served and stored for this (answered) request. None by default; a
+        provider with a prompt cache overrides it, keeping its entries with :meth:`_cached`
+        and :meth:`_cache_entry`. Deterministic: entries never expire (the providers keep
+        them 5 minutes or more, longer than a test), the oldest go past
+        :data:`CACHE_ENTRIES`."""
+        return 0, 0
+
+    def _cache_entry(self, key: str) -> Any:
+        """The entry stored under ``key`` (None: none), now the most recently used."""
+        with self._lock:
+            if key not in self._prompt_cache:
+                return None
+            self._prompt_cache.move_to_end(key)
+            return self._prompt_cache[key]
+
+    def _cache_store(self, key: str, entry: Any) -> None:
+        with self._lock:
+            self._prompt_cache[key] = entry
+            self._prompt_cache.move_to_end(key)
+            while len(self._prompt_cache) > CACHE_ENTRIES:
+                self._prompt_cache.popitem(last=False)
+
+    def _cached(self) -> list[Any]:
+        """Every entry, the most recently used last."""
+        with self._lock:
+            return list(self._prompt_cache.values())
 
     # --- building answers --------------------------------------------------------------------
 
@@ -595,6 +645,40 @@ class FakeServer(ABC):
     @abstractmethod
     def _models_payload(self) -> dict[str, Any]:
         """The provider's model list."""
+
+
+def canonical(value: Any) -> str:
+    """``value`` as stable JSON (keys sorted, no spaces): what a prompt cache compares."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def content_texts(content: Any) -> list[str]:
+    """The texts of a message content (or a system prompt) that the usage estimate counts."""
+    return _texts(content)
+
+
+class TextCounter:
+    """Estimated tokens of a prompt read piece by piece, exactly as the usage estimate counts
+    the whole (``Received.prompt_text``: the non-empty texts joined by newlines, four
+    characters a token), so a prefix's count never exceeds the prompt's."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.pieces = 0
+
+    def add(self, texts: list[str]) -> None:
+        for text in texts:
+            if text:
+                self.chars += len(text) + (1 if self.pieces else 0)
+                self.pieces += 1
+
+    def separator(self) -> int:
+        """The newline before the next non-empty text (0 before the first)."""
+        return 1 if self.pieces else 0
+
+    @property
+    def tokens(self) -> int:
+        return math.ceil(self.chars / 4)
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:

@@ -209,6 +209,7 @@ def _detail(
         "exec": _exec(node.exec) if node.exec else None,
         "summary": clip(node.summary, MAX_DETAIL_TEXT),
         "has_submission": node.has_submission,
+        "fresh": node.fresh.verdict() if node.fresh else None,  # an agentic node's fresh run
         "children": view.children(node.id),
         "usage": node.usage.model_dump(mode="json"),
         "timings": {**node.timings.model_dump(mode="json"), "overhead_s": node.timings.overhead_s},

@@ -86,7 +86,8 @@ def test_an_agentic_node_over_each_providers_wire_format(
 ) -> None:
     model, key_var, fake_type = BACKENDS[provider]
     fake: FakeOpenAI | FakeAnthropic
-    with fake_type(responder=failing_first(agentic_responder())) as fake:
+    # The toy task's prompts are short: a lower cache minimum than the providers' 1024 tokens.
+    with fake_type(responder=failing_first(agentic_responder()), cache_min_tokens=256) as fake:
         monkeypatch.setenv(key_var, fake.api_key)
         config = model_config(
             tmp_path, data_dir, model, fake.url, search={"operators": "agentic", "num_drafts": 1}
@@ -110,3 +111,8 @@ def test_an_agentic_node_over_each_providers_wire_format(
     assert len(ids) == 3 and len(set(ids)) == 3 and all(ids)  # the provider's own ids
     assert [m.tool_call_id for m in last if m.role == "tool"] == ids
     assert node.usage.calls == len(calls) and node.usage.input_tokens > 0
+    # Each turn resends the conversation: from the second on, its start is read from the
+    # provider's prompt cache, and the run's usage says how much.
+    usage = result.summary["usage"]
+    assert usage["cache_read_tokens"] > 0, usage
+    assert all(c.response.usage.cache_read_tokens > 0 for c in code_calls[2:] if c.response)

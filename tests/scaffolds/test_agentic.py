@@ -13,6 +13,7 @@ import pytest
 
 import podium
 from podium.scaffolds import Journal
+from podium.scaffolds.agentic import cut_results
 from podium.testing import cell_call, finish_call, review_answer, write_script
 from tests.support import run_config
 
@@ -35,6 +36,11 @@ SUBMIT = (
     ".to_csv('./submission/submission.csv', index=False)\n"
     "print('written')\n"
 )
+DUMMY = (
+    "from sklearn.dummy import DummyClassifier\n"
+    "test = pd.read_csv('./input/test.csv')\n"
+    "X, y = train[['x1', 'x2']], train['y']\nmodel = DummyClassifier()\n"
+)
 AGENTIC = {"search": {"operators": "agentic", "num_drafts": 1}}
 
 
@@ -44,6 +50,7 @@ def _node(node_id: int, *turns: dict[str, Any], review: bool = True) -> list[dic
 
 
 def _run(tmp_path: Path, data_dir: Path, lines: list[dict[str, Any]], **sections: Any) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     script = write_script(tmp_path / "session.jsonl", lines)
     out = tmp_path / "run"
     search = {**AGENTIC["search"], **sections.pop("search", {})}
@@ -80,6 +87,8 @@ def test_state_persists_across_cells_and_an_error_is_fixed_in_the_next(
     assert not node.is_buggy, node.bug_reason
     assert node.metric is not None and node.metric.value > 0.8
     assert node.plan == "Logistic regression on x1 and x2, 25% held out."
+    assert node.fresh is not None and node.fresh.reproduced, node.fresh  # its clean cells, anew
+    assert node.fresh.metric == node.metric.value
     node_dir = out / "nodes" / "1"
     assert (node_dir / "submission.csv").is_file()
 
@@ -213,3 +222,95 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_workers_run_agentic_nodes_at_once_and_grow_the_same_tree(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Two drafts in flight at once, each in its own kernel: the same nodes as one worker's."""
+    lines = [
+        *_node(1, cell_call(LOAD + FIT), cell_call("import time\ntime.sleep(2)\n" + SUBMIT),
+               finish_call("One.")),
+        *_node(2, cell_call(LOAD + FIT.replace("0.25", "0.3")), cell_call(SUBMIT),
+               finish_call("Two.")),
+    ]  # fmt: skip
+    trees = []
+    for workers in (1, 2):
+        out = _run(
+            tmp_path / str(workers), data_dir, lines, budget={"steps": 2},
+            search={"num_drafts": 2}, workers=workers,
+        )  # fmt: skip
+        nodes = _nodes(out)
+        trees.append([(n.id, n.plan, n.code, n.metric, n.exec.output) for n in nodes.values()])
+        if workers == 2:
+            first, second = nodes[1], nodes[2]
+            assert first.worker != second.worker  # two kernels at once
+            assert first.finished_at and second.created_at < first.finished_at
+    assert trees[0] == trees[1]
+
+
+def test_older_cell_results_are_cut_in_steps_so_the_sent_prefix_stays_put() -> None:
+    """The context rule: the latest keep_outputs results whole; older ones cut, the cut moving
+    keep_outputs results at a time (a prompt cache reads what did not change)."""
+    assert [cut_results(n, 3) for n in range(1, 12)] == [0, 0, 0, 0, 0, 3, 3, 3, 6, 6, 6]
+    assert all(n - cut_results(n, 3) >= min(n, 3) for n in range(30))
+
+
+def test_a_score_that_needs_the_sessions_state_is_reported_as_not_reproduced(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """A cell that failed after setting a variable is left out of solution.py; the session's
+    score used it, so a fresh kernel cannot reproduce it, and the node says so."""
+    out = _run(
+        tmp_path,
+        data_dir,
+        _node(
+            1,
+            cell_call(LOAD + "score = 0.91\nraise ValueError('after setting score')\n"),
+            cell_call(DUMMY + SUBMIT + "print(f'VALIDATION_METRIC: {score}')\n"),
+            finish_call(),
+        ),
+        budget={"steps": 1},
+    )  # fmt: skip
+    node = _nodes(out)[1]
+    assert not node.is_buggy and node.metric is not None and node.metric.value == 0.91
+    assert node.fresh is not None and not node.fresh.reproduced
+    assert node.fresh.status == "error" and "NameError" in (node.fresh.error or "")
+
+
+def test_an_agentic_node_solves_mini_titanic_and_is_graded(
+    tmp_path: Path, data_dir: Path, titanic: Any
+) -> None:
+    """A bundled competition: the kernel's submission is graded on the private answers."""
+    look = "import pandas as pd\ntrain = pd.read_csv('./input/train.csv')\nprint(train.dtypes)\n"
+    fit = (
+        "from sklearn.ensemble import RandomForestClassifier\n"
+        "from sklearn.model_selection import cross_val_score\n"
+        "def features(df):\n"
+        "    out = df[['Pclass', 'SibSp', 'Parch']].copy()\n"
+        "    out['male'] = (df['Sex'] == 'male').astype(int)\n"
+        "    out['Fare'] = df['Fare'].fillna(df['Fare'].median())\n"
+        "    out['Age'] = df['Age'].fillna(df['Age'].median())\n"
+        "    return out\n"
+        "X, y = features(train), train['Survived']\n"
+        "model = RandomForestClassifier(n_estimators=100, max_depth=5, random_state=0)\n"
+        "print(f'VALIDATION_METRIC: {cross_val_score(model, X, y, cv=5).mean():.4f}')\n"
+    )
+    submit = (
+        "test = pd.read_csv('./input/test.csv')\n"
+        "model.fit(X, y)\n"
+        "pd.DataFrame({'PassengerId': test['PassengerId'], 'Survived': model.predict("
+        "features(test))}).to_csv('./submission/submission.csv', index=False)\n"
+    )
+    script = write_script(
+        tmp_path / "titanic.jsonl",
+        _node(1, cell_call(look), cell_call(fit), cell_call(submit), finish_call("RF.")),
+    )
+    config = run_config(script, tmp_path / "run", data_dir, steps=1, search=AGENTIC["search"])
+    config["task"] = "mini/titanic"
+    result = podium.run(config)
+    node = _nodes(result.run_dir)[1]
+    assert not node.is_buggy, node.bug_reason
+    assert node.fresh is not None and node.fresh.reproduced
+    grade = json.loads((result.run_dir / "grade.json").read_text())
+    assert grade["valid_submission"] is True and grade["score"] > 0.7

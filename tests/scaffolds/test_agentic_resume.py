@@ -30,7 +30,7 @@ def _record(run_dir: Path) -> dict[str, Any]:
     try:
         nodes = [
             (n.id, n.step, n.state, n.operator, n.parent_ids, n.plan, n.code, n.is_buggy,
-             n.metric.value if n.metric else None, n.exec.output if n.exec else None)
+             n.metric.value if n.metric else None, n.exec.output if n.exec else None, n.fresh)
             for n in journal.nodes()
         ]  # fmt: skip
         calls = [
@@ -85,7 +85,7 @@ def _args(out: Path, data_dir: Path) -> list[str]:
     [
         "exec.running:3",  # node 1's third cell running
         "model.call:4",  # node 1's fourth answer received, not yet recorded
-        "exec.running:6",  # node 2's first cell running (node 1 finished)
+        "exec.running:6",  # node 2's first cell (1-4: node 1's cells, 5: its fresh run)
     ],
 )
 def test_a_sigkill_inside_an_agentic_node_then_resume_equals_the_uninterrupted_run(

@@ -2,7 +2,9 @@
 
 Quirks handled here: the system prompt is a top-level field, not a message; ``max_tokens`` is
 required; consecutive messages of one role are merged; the tool call's input arrives as a JSON
-*object*; the key may travel as ``x-api-key`` or as a bearer token (the SDK decides).
+*object*; the key may travel as ``x-api-key`` or as a bearer token (the SDK decides); prompt
+caching is opt-in, by ``cache_control`` breakpoints (:func:`cache_breakpoints`), and its reads
+and writes come back as usage fields of their own, outside ``input_tokens``.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from typing import Any
 import anthropic
 
 from podium.plugins.backends.common import (
+    ANTHROPIC_CACHE_RULE,
     ANTHROPIC_DEFAULT_MAX_TOKENS,
     ChatBackend,
     connection_failure,
     empty_answer,
     error_message,
+    is_conversation,
 )
 from podium.records import Finish, Message, ModelRequest, ModelResponse, ToolCall
 
@@ -28,6 +32,8 @@ FINISH: dict[str | None, Finish] = {
     "max_tokens": "length",
     "tool_use": "tool_call",
 }
+EPHEMERAL = {"type": "ephemeral"}  # the default 5-minute TTL: a node's turns come seconds apart
+UNMARKABLE = ("thinking", "redacted_thinking")  # blocks the API refuses a cache_control on
 
 
 class AnthropicBackend(ChatBackend):
@@ -43,6 +49,7 @@ class AnthropicBackend(ChatBackend):
             timeout=self.options.timeout_s,
             max_retries=0,  # Podium's retry policy is the only one
         )
+        self.info = self.info.with_cache_rule(*ANTHROPIC_CACHE_RULE)
 
     def output_cap(self, request: ModelRequest) -> int:
         cap = super().output_cap(request)
@@ -67,6 +74,8 @@ class AnthropicBackend(ChatBackend):
         temperature = self.temperature(request)
         if temperature is not None:  # anthropic 2.x's create() has no such argument any more
             body["extra_body"] = {"temperature": temperature}
+        if is_conversation(request):
+            cache_breakpoints(body)
         return body
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -102,15 +111,17 @@ class AnthropicBackend(ChatBackend):
             cap = self.output_cap(request)
             raise empty_answer(self.provider_name, f"finish reason {stop}", cut_off, cap)
         usage = answer.usage
-        input_tokens = (
-            usage.input_tokens
-            + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
-            + (getattr(usage, "cache_read_input_tokens", 0) or 0)
-        )
+        read = getattr(usage, "cache_read_input_tokens", None) or 0
+        written = getattr(usage, "cache_creation_input_tokens", None) or 0
         return ModelResponse(
             text=text,
             tool_call=tool_call,
-            usage=self.usage(input_tokens, usage.output_tokens),
+            usage=self.usage(
+                usage.input_tokens + read + written,  # the API counts only the uncached part
+                usage.output_tokens,
+                cache_read_tokens=read,
+                cache_write_tokens=written,
+            ),
             latency_s=latency_s,
             model=self.model,
             finish=FINISH.get(answer.stop_reason, "other"),
@@ -118,6 +129,55 @@ class AnthropicBackend(ChatBackend):
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def cache_breakpoints(body: dict[str, Any]) -> None:
+    """Mark ``body`` (a Messages request) for prompt caching, in place: a conversation's turns
+    resend everything before them, and Anthropic caches a prefix only where a block says so.
+
+    At most three of the API's four breakpoints, each on the last block of a part that the
+    next turn repeats:
+
+    * the system prompt (or, without one, the last tool): the tools and instructions, which
+      every node of a run shares;
+    * the first user turn (the task: data, parents, memory), the node's large part that never
+      changes, when more turns follow it;
+    * the last turn, so that the next request reads all of this one (the API finds the entry
+      up to 20 blocks before its own last breakpoint).
+
+    The first user turn's mark matters where the next turn does not repeat this one exactly
+    (a scaffold that shortens older tool results): the task is then still read from the
+    cache. Only conversations are marked (``common.is_conversation``): a cache write costs
+    1.25x the input price, which a one-shot prompt that no later request repeats would pay
+    for nothing. A prefix shorter than the model's minimum (1024 tokens for most Claude
+    models) is simply not cached: no error, no write.
+    """
+    system = body.get("system")
+    if isinstance(system, str) and system.strip():
+        body["system"] = [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
+    elif body.get("tools"):
+        body["tools"][-1]["cache_control"] = dict(EPHEMERAL)
+    turns = body["messages"]
+    marked = [turns[0], turns[-1]] if len(turns) > 1 else turns[-1:]
+    for turn in marked:
+        _mark_last_block(turn)
+
+
+def _mark_last_block(turn: dict[str, Any]) -> None:
+    """Put the breakpoint on the turn's last block that can carry one (not an empty text, not
+    thinking); a turn of plain text becomes that one text block, which the API reads alike."""
+    content = turn["content"]
+    if isinstance(content, str):
+        if not content.strip():
+            return
+        content = turn["content"] = [{"type": "text", "text": content}]
+    for block in reversed(content):
+        if block["type"] in UNMARKABLE or (
+            block["type"] == "text" and not str(block.get("text", "")).strip()
+        ):
+            continue
+        block["cache_control"] = dict(EPHEMERAL)
+        return
 
 
 def messages_turns(messages: list[Message]) -> list[dict[str, Any]]:

@@ -30,6 +30,10 @@ from podium.redact import redact, register_url_credentials, secret_env
 
 DEFAULT_TIMEOUT_S = 600.0
 ANTHROPIC_DEFAULT_MAX_TOKENS = 16384  # the API requires a value; more needs streaming
+ANTHROPIC_CACHE_RULE = (0.1, 1.25)
+"""Anthropic's prompt-cache prices as multiples of the input price: a cache read, a 5-minute
+cache write (the default TTL, the only one Podium asks for). What a Claude model's cache costs
+when neither the config nor litellm's map says (both usually do)."""
 CONTEXT_MARKERS = (
     "context_length_exceeded",
     "maximum context length",
@@ -115,16 +119,41 @@ class ChatBackend(Backend):
         return self.options.temperature
 
     def max_cost_usd(self, request: ModelRequest) -> float | None:
+        """The worst case of the call: a generous prompt estimate and the full answer, every
+        prompt token at the dearest of the input and cache prices (a cache write costs more
+        than plain input), so it bounds the cost whatever the provider caches."""
         if not self.info.priced:
             return None
         most_out = self.output_cap(request) or self.info.max_output_tokens or 32768
-        return self.info.cost(pricing.input_tokens_bound(request), most_out)
+        return self.info.most_cost(pricing.input_tokens_bound(request), most_out)
 
-    def usage(self, input_tokens: int | None, output_tokens: int | None, **estimate: str) -> Usage:
-        """Usage with its cost; a server that reports no counts gets a chars/4 estimate."""
-        i = input_tokens if input_tokens is not None else _tokens(estimate.get("prompt", ""))
-        o = output_tokens if output_tokens is not None else _tokens(estimate.get("answer", ""))
-        return Usage(input_tokens=i, output_tokens=o, cost_usd=self.info.cost(i, o), calls=1)
+    def usage(
+        self,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        *,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+        prompt: str = "",
+        answer: str = "",
+    ) -> Usage:
+        """Usage with its cost. ``input_tokens`` is the whole prompt, the cache's reads and
+        writes included (they are priced apart: :meth:`pricing.ModelInfo.cost`); a server
+        that counts them outside its prompt tokens gets its prompt raised to their sum. A
+        server that reports no counts gets a chars/4 estimate of ``prompt`` and ``answer``."""
+        read = max(cache_read_tokens or 0, 0)
+        write = max(cache_write_tokens or 0, 0)
+        i = input_tokens if input_tokens is not None else _tokens(prompt)
+        i = max(i, read + write)
+        o = output_tokens if output_tokens is not None else _tokens(answer)
+        return Usage(
+            input_tokens=i,
+            output_tokens=o,
+            cost_usd=self.info.cost(i, o, read, write),
+            calls=1,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+        )
 
     # --- failures -------------------------------------------------------------------------
 
@@ -169,6 +198,17 @@ class ChatBackend(Backend):
     def garbled(self, what: str) -> ModelTransientError:
         name = self.provider_name
         return ModelTransientError(f"{name}: unreadable answer: {redact(what)}", name)
+
+
+def is_conversation(request: ModelRequest) -> bool:
+    """Whether the request is a turn of a conversation, whose next turn will resend its prompt
+    as a prefix: it holds an assistant turn or a tool result already, or it offers tools the
+    model may call freely (their results come back in a next turn). A one-shot request (no
+    tools, or a forced one such as the review's) is asked once: no later request is known to
+    repeat its prompt, so a backend does not pay to cache it."""
+    if any(m.role in ("assistant", "tool") for m in request.messages):
+        return True
+    return bool(request.tools) and request.tool_choice is None
 
 
 def empty_answer(provider: str, why: str, cut_off: bool, cap: int | None) -> ModelError:

@@ -4,6 +4,11 @@ ollama/..., openai/...), keys read by litellm from each provider's usual variabl
 litellm is imported here, when a user picks it: the import takes seconds, and without
 ``LITELLM_LOCAL_MODEL_COST_MAP`` set first it downloads a price map from the network. Its own
 retries are off; its exceptions subclass openai's, so they are classified the same way.
+
+Prompt caching: litellm reports every provider's cache in OpenAI's usage fields (read by
+:func:`~podium.plugins.backends.openai_chat.cache_usage`). Where the route is Anthropic's
+Messages API, whose caching is opt-in, a conversation asks litellm to place the same
+breakpoints the ``anthropic`` backend sends (:meth:`LiteLLMBackend.cache_points`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import litellm
 import openai
 
 from podium.errors import ModelContextLengthError, UserError
-from podium.plugins.backends.common import ChatBackend
+from podium.plugins.backends.common import ANTHROPIC_CACHE_RULE, ChatBackend, is_conversation
 from podium.plugins.backends.openai_chat import (
     NO_KEY,
     chat_messages,
@@ -54,6 +59,9 @@ class LiteLLMBackend(ChatBackend):
                         "-o model.api_key_env=NAME",
                     )
                 self.key = NO_KEY  # a local server may need none, but the SDKs insist on one
+        self.route = route_of(model_id)
+        if self.route == "anthropic":
+            self.info = self.info.with_cache_rule(*ANTHROPIC_CACHE_RULE)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -74,7 +82,27 @@ class LiteLLMBackend(ChatBackend):
             body["api_base"] = self.options.base_url
         if self.key:
             body["api_key"] = self.key
+        if points := self.cache_points(body["messages"], request):
+            body["cache_control_injection_points"] = points
         return body
+
+    def cache_points(
+        self, messages: list[dict[str, Any]], request: ModelRequest
+    ) -> list[dict[str, Any]]:
+        """Where litellm should put ``cache_control`` breakpoints: for a conversation on the
+        Anthropic route, the system prompt, the first user turn (when more follow) and the
+        last message, as ``anthropic_messages.cache_breakpoints`` explains. None elsewhere:
+        OpenAI-style providers cache by themselves, and would refuse the field."""
+        if self.route != "anthropic" or not is_conversation(request) or not messages:
+            return []
+        points: list[dict[str, Any]] = []
+        if any(m["role"] == "system" for m in messages):
+            points.append({"location": "message", "role": "system"})
+        first_user = next((i for i, m in enumerate(messages) if m["role"] == "user"), None)
+        if first_user is not None and first_user < len(messages) - 1:
+            points.append({"location": "message", "index": first_user})
+        points.append({"location": "message", "index": -1})
+        return points
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         started = time.perf_counter()
@@ -94,6 +122,15 @@ class LiteLLMBackend(ChatBackend):
         except ValueError as exc:
             raise self.garbled(f"{type(exc).__name__}: {exc}") from None
         return from_chat_completion(self, request, answer, time.perf_counter() - started)
+
+
+def route_of(model_id: str) -> str | None:
+    """The provider litellm sends ``model_id`` to (``anthropic``, ``openai``...); None when it
+    cannot tell (it will say so, better worded, when asked)."""
+    try:
+        return str(litellm.get_llm_provider(model=model_id)[1])
+    except Exception:  # litellm raises its own errors, of several kinds, for an unknown route
+        return None
 
 
 def response_headers(exc: Exception) -> Mapping[str, str]:

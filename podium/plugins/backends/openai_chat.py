@@ -3,7 +3,8 @@
 Works with OpenAI and with any OpenAI-compatible server (vLLM, llama.cpp, Ollama, proxies) given
 ``--base-url``; such a server may need no key. Quirks handled here: reasoning models (o-series,
 gpt-5) take ``max_completion_tokens`` and no temperature; tool-call arguments arrive as a JSON
-*string*.
+*string*. Prompt caching is automatic (prompts of 1024 tokens and more): nothing to send, and
+the answer says how much of the prompt came from the cache (:func:`cache_usage`).
 """
 
 from __future__ import annotations
@@ -128,12 +129,15 @@ def from_chat_completion(
         text = raw_args  # unparseable arguments: the reviewer's text fallback may read them
     usage = getattr(answer, "usage", None)
     prompt = "".join(m.content for m in request.messages)
+    read, written = cache_usage(usage)
     return ModelResponse(
         text=text,
         tool_call=tool_call,
         usage=backend.usage(
             getattr(usage, "prompt_tokens", None),
             getattr(usage, "completion_tokens", None),
+            cache_read_tokens=read,
+            cache_write_tokens=written,
             prompt=prompt,
             answer=text,
         ),
@@ -141,6 +145,28 @@ def from_chat_completion(
         model=backend.model,
         finish=FINISH.get(choice.finish_reason, "other"),
     )
+
+
+def cache_usage(usage: Any) -> tuple[int, int]:
+    """(read from, written to) the prompt cache, as parts of ``prompt_tokens``.
+
+    OpenAI says ``prompt_tokens_details.cached_tokens`` (and, for models that charge for cache
+    writes, ``cache_write_tokens``); litellm says the same for every provider it translates,
+    and keeps Anthropic's ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` beside
+    them (its ``cache_creation_tokens`` too), read here where the details lack them."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = _count(details, "cached_tokens") or _count(usage, "cache_read_input_tokens")
+    written = (
+        _count(details, "cache_write_tokens")
+        or _count(details, "cache_creation_tokens")
+        or _count(usage, "cache_creation_input_tokens")
+    )
+    return read, written
+
+
+def _count(holder: Any, name: str) -> int:
+    value = getattr(holder, name, None) if holder is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def tool_call_of(message: Any) -> tuple[ToolCall | None, str | None]:

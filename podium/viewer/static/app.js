@@ -1264,6 +1264,7 @@
       ['step', n.step], ['state', n.state], ['worker', n.worker],
       ['created', fmtTime(n.created_at)], ['finished', fmtTime(n.finished_at)],
       ['submission', d ? (d.has_submission ? 'yes' : 'no') : null],
+      ...(d && d.fresh ? [['fresh kernel', d.fresh]] : []),
     ]);
     $('detail-metric').textContent = n.metric !== null
       ? `metric ${fmtMetric(n.metric)}${direction(state.run.run.lower_is_better)}${n.kind === 'buggy' ? ' — but the node is buggy' : ''}`
