@@ -105,19 +105,27 @@ def _calls(node_id: int, seq: int, code: str, summary: str) -> list[ModelCall]:
     ]  # fmt: skip
 
 
-def write_recorded_run(root: Path) -> RecordedRun:
-    """Seven nodes: drafts 1 (good) and 2 (buggy), debug 3 of 2, improve 4 of 1, crossover 5 of
-    3 and 4 (the best), improve 6 of 5 (timed out: buggy), improve 7 of 5 (still executing)."""
+START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _new_run(root: Path, search: str) -> tuple[RunDir, Journal]:
+    """A run dir with its config (the toy task, a test model, ``search`` as the [search] body)
+    and an empty journal."""
     rd = RunDir(root)
     root.mkdir(parents=True)
     rd.config.write_text(
         f'task = "{TOY_TASK}"\nseed = 0\n\n[model]\nname = "openai/gpt-test"\n\n'
-        '[search]\nstrategy = "evolutionary"\n',
+        f"[search]\n{search}\n",
         encoding="utf-8",
     )
-    journal = Journal.create(rd.journal, {"podium_version": "test", "task_id": "toy"})
+    return rd, Journal.create(rd.journal, {"podium_version": "test", "task_id": "toy"})
+
+
+def write_recorded_run(root: Path) -> RecordedRun:
+    """Seven nodes: drafts 1 (good) and 2 (buggy), debug 3 of 2, improve 4 of 1, crossover 5 of
+    3 and 4 (the best), improve 6 of 5 (timed out: buggy), improve 7 of 5 (still executing)."""
+    rd, journal = _new_run(root, 'strategy = "evolutionary"')
     rng = random.Random(0).getstate()
-    start = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     ok = ExecResult(status=ExecStatus.OK, output="VALIDATION_METRIC: 0.7\n", duration_s=2.0)
     specs: list[dict[str, object]] = [
         {"operator": "draft", "parents": (), "metric": 0.71, "code": XSS_CODE, "plan": XSS_PLAN,
@@ -141,7 +149,7 @@ def write_recorded_run(root: Path) -> RecordedRun:
     for node_id, spec in enumerate(specs, start=1):
         code = str(spec["code"])
         node = Node(id=node_id, parent_ids=spec["parents"], operator=str(spec["operator"]),  # type: ignore[arg-type]
-                    created_at=start + timedelta(minutes=node_id))  # fmt: skip
+                    created_at=START + timedelta(minutes=node_id))  # fmt: skip
         journal.begin(node, rng, rng, elapsed_s=float(node_id))
         rd.reset_node(node_id)
         rd.write_text(node_id, "solution.py", code)
@@ -170,7 +178,7 @@ def write_recorded_run(root: Path) -> RecordedRun:
                            calls=2),
             "timings": Timings(model_s=1.5, exec_s=result.duration_s, review_model_s=0.5,
                                total_s=result.duration_s + 2.5),
-            "finished_at": start + timedelta(minutes=node_id, seconds=30),
+            "finished_at": START + timedelta(minutes=node_id, seconds=30),
         })  # fmt: skip
         journal.update(done, float(node_id))
         if reason is not None:
@@ -183,7 +191,7 @@ def write_recorded_run(root: Path) -> RecordedRun:
         "model": "openai/gpt-test", "review_model": "openai/gpt-test", "sandbox": "bwrap",
         "steps": step, "good_nodes": step - len(buggy), "buggy_nodes": len(buggy),
         "best_node": best, "best_metric": 0.82, "lower_is_better": False, "elapsed_s": 400.0,
-        "discarded_nodes": 0, "updated_at": (start + timedelta(minutes=8)).isoformat(),
+        "discarded_nodes": 0, "updated_at": (START + timedelta(minutes=8)).isoformat(),
         "usage": {"input_tokens": 9000, "output_tokens": 1500, "cost_usd": 0.072, "calls": 12},
         "grade": {"score": 0.8, "medal": "bronze", "any_medal": True, "valid_submission": True,
                   "above_median": True, "sandboxed": True, "leaderboard_percentile": 61.0},
@@ -276,17 +284,9 @@ def _agentic_calls(node_id: int) -> list[ModelCall]:
 def write_agentic_run(root: Path) -> AgenticRun:
     """One agentic draft (node 1), finished and good, with its notebook
     (``RunDir.node_notebook``) written by Podium's own writer and its model calls by turn."""
-    rd = RunDir(root)
-    root.mkdir(parents=True)
-    rd.config.write_text(
-        f'task = "{TOY_TASK}"\nseed = 0\n\n[model]\nname = "openai/gpt-test"\n\n'
-        '[search]\nstrategy = "greedy"\noperators = "agentic"\n',
-        encoding="utf-8",
-    )
-    journal = Journal.create(rd.journal, {"podium_version": "test", "task_id": "toy"})
+    rd, journal = _new_run(root, 'strategy = "greedy"\noperators = "agentic"')
     rng = random.Random(0).getstate()
-    start = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-    node = Node(id=1, operator="draft", created_at=start)
+    node = Node(id=1, operator="draft", created_at=START)
     journal.begin(node, rng, rng, elapsed_s=1.0)
     rd.reset_node(1)
     notebook = _agentic_notebook()
@@ -302,7 +302,7 @@ def write_agentic_run(root: Path) -> AgenticRun:
         "exec": result, "metric": _metric(0.9), "summary": "Looks fine.", "has_submission": True,
         "usage": Usage(input_tokens=6800, output_tokens=220, cost_usd=0.047, calls=4),
         "timings": Timings(model_s=6.0, exec_s=0.75, review_model_s=0.5, total_s=7.5),
-        "finished_at": start + timedelta(seconds=30),
+        "finished_at": START + timedelta(seconds=30),
     })  # fmt: skip
     journal.update(done, 2.0)
     journal.close()

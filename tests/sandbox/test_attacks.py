@@ -1253,7 +1253,7 @@ if os.fork() == 0:  # keeps swapping the file and a link to the answers until it
         libc.renameat2(-100, b'submission/submission.csv', -100, b'submission/link', 2)
 print('swapping', flush=True)
 """
-RACED_NODES = 200
+RACED_NODES = 80  # the race once won 1 node in 10: 80 clean nodes leave 0.9**80 = 2e-4 to luck
 
 
 def test_a_submission_swapped_for_a_link_to_the_answers_never_hands_over_the_answers(

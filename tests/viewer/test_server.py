@@ -84,6 +84,21 @@ def request(
         conn.close()
 
 
+def plant(path: Path, kind: str, secret: Path, huge: int) -> None:
+    """Replace a run dir's file with what a hostile run dir may hold there: a link to a secret,
+    a FIFO no writer opens, a directory, or a sparse file of ``huge`` bytes (no disk taken)."""
+    path.unlink(missing_ok=True)
+    if kind == "symlink":
+        path.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        with path.open("wb") as fh:
+            fh.truncate(huge)
+
+
 def test_binds_127_0_0_1_only(server: ViewerServer) -> None:
     assert server.socket.getsockname()[0] == "127.0.0.1"
     assert server.url == f"http://127.0.0.1:{server.port}/"
@@ -203,17 +218,7 @@ def test_an_output_file_that_is_not_a_plain_small_file_is_not_read(
     forever or be enormous. The viewer says so in one line and reads nothing else."""
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET\n")
-    path = RunDir(recorded_run.root).node_output(recorded_run.running)
-    path.unlink(missing_ok=True)
-    if kind == "symlink":
-        path.symlink_to(secret)
-    elif kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "directory":
-        path.mkdir()
-    else:
-        with path.open("wb") as fh:
-            fh.truncate(5 * 1024**3)  # sparse: 5 GB that take no disk
+    plant(RunDir(recorded_run.root).node_output(recorded_run.running), kind, secret, 5 * 1024**3)
     reply = request(server, f"/api/node/{recorded_run.running}/output")
     assert reply.status == 200
     text = reply.json()["output"]
@@ -246,18 +251,10 @@ def test_a_notebook_that_is_not_a_plain_small_notebook_is_one_line(
     secret = tmp_path / "secret.ipynb"
     secret.write_text(json.dumps(SECRET_NOTEBOOK))
     path = RunDir(agentic_run.root).node_notebook(agentic_run.node)
-    path.unlink()
-    if kind == "symlink":
-        path.symlink_to(secret)
-    elif kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "directory":
-        path.mkdir()
-    elif kind == "huge":
-        with path.open("wb") as fh:
-            fh.truncate(NOTEBOOK_READ_CAP + 1)  # sparse: takes no disk
-    else:
+    if kind == "damaged":
         path.write_text('{"cells": [{"cell_type": "code", "outputs": 5}]}')
+    else:
+        plant(path, kind, secret, NOTEBOOK_READ_CAP + 1)
     reply = request(agentic_server, f"/api/node/{agentic_run.node}")
     assert reply.status == 200
     detail = reply.json()
