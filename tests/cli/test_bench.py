@@ -43,7 +43,7 @@ def test_a_sweep_runs_every_cell_into_ordinary_run_dirs(tmp_path: Path, data_dir
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert set(states(sweep).values()) == {"finished"} and len(states(sweep)) == 4
-    assert "4 runs = 1 tasks × 2 strategies × 1 models × 2 seeds" in done.stdout
+    assert "4 runs = 1 task × 2 strategies × 1 model × 2 seeds" in done.stdout
     assert "4/4 done, 0 running; medals" in done.stdout
     run = sweep / "runs" / "titanic.random.baseline.s3"
     summary = json.loads((run / "summary.json").read_text())

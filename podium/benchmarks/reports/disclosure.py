@@ -11,6 +11,16 @@ Clean track: only when every run that exists ran its code in an isolating sandbo
 say so; one unsandboxed run (or one that did not record its sandbox) makes the whole report
 "NOT clean-track", naming the runs. (Grading after the run, on the host, is how Podium always
 grades; the card states it as part of the claim.)
+
+What ran, not what was asked: the operator set of each strategy's runs is the one their
+``summary.json`` says ran (a model such as ``baseline`` brings its own, whatever config.toml's
+``search.operators`` says, so that key is left out of the config shown); Podium and each plugin
+are shown with the git commit and dirty state their runs recorded. A value a run did not record
+(an older Podium's run) is shown as "not recorded", never filled in from elsewhere.
+
+Retries: a sweep's manifest counts each run's attempts and keeps the errors of those that did not
+finish; the card lists every run that needed more than one attempt or did not finish, so twelve
+runs that each failed once before finishing cannot read as twelve clean runs.
 """
 
 from __future__ import annotations
@@ -18,31 +28,42 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
-from podium.benchmarks.reports.record import Run
-from podium.benchmarks.reports.runs import RunSet
+from podium.benchmarks.reports.record import Cell, Run
+from podium.benchmarks.reports.runs import Manifest, RunSet
+from podium.benchmarks.sweeps.grid import count
+from podium.benchmarks.sweeps.manifest import RunEntry, clip, lenient_entry
+from podium.scaffolds import RunDir, RunSummary
 
 LISTED_PATHS = 5  # unsandboxed runs named in the statement (all are in the card's list)
+ERROR_SHOWN = 200  # characters of a run's last error shown in the card
+CONFIG_OPERATORS = "operators"  # config.toml's search.operators: what was asked, not what ran
+NOT_FINISHED = ("failed", "interrupted")  # a run in one of these states is listed with its tries
 
 
 def disclosure(runs: RunSet) -> dict[str, Any]:
     """The card as a JSON-ready dict (render it with :func:`card_markdown`)."""
     existing = [runs.runs[c] for c in runs.grid if c in runs.runs]
+    summaries = {r.path: _summary(r) for r in existing}
     return {
         "runs": len(existing),
         "expected_runs": len(runs.grid),
+        "attempts": attempts(runs, summaries),
         "tasks": sorted({c.task for c in runs.grid}),
         "models": {
             "code": sorted({c.model for c in runs.grid}),
             "review": sorted({r.review_model or r.model for r in existing}),
         },
-        "strategies": {s: _strategy(s, existing) for s in runs.strategies()},
+        "strategies": {s: _strategy(s, existing, summaries) for s in runs.strategies()},
         "budgets": distinct(existing, _budget),
         "hardware": _hardware(runs, existing),
         "executors": _distinct_values(e for m in runs.manifests if (e := m.data.get("executor"))),
         "seeds": sorted({c.seed for c in runs.grid}),
         "podium_versions": _versions(runs, existing),
+        "podium_builds": distinct(existing, lambda r: _podium_build(summaries[r.path])),
+        "plugins": distinct(existing, lambda r: _plugins(summaries[r.path])),
         "sandboxes": dict(Counter(r.sandbox or "unknown" for r in existing)),
         "obfuscated_description": sum(bool(r.obfuscated_description) for r in existing),
         "clean_track": clean_track(existing),
@@ -65,16 +86,95 @@ def _distinct_values(values: Iterable[Any]) -> list[dict[str, Any]]:
     return [{"value": first[k], "runs": n} for k, n in counts.most_common()]
 
 
-def _strategy(name: str, runs: list[Run]) -> dict[str, Any]:
-    """The ``[search]`` config of a strategy's runs; ``identical`` says whether they agree."""
-    variants = distinct((r for r in runs if r.strategy == name), lambda r: r.config.get("search"))
-    return {"identical": len(variants) <= 1, "variants": variants}
+def _summary(run: Run) -> RunSummary:
+    """The run's summary.json again, for what :class:`Run` does not carry (the operator set
+    that ran, the code's commits); an empty record when it cannot be read now."""
+    return RunDir(run.path).read_summary() or RunSummary()
+
+
+def attempts(runs: RunSet, summaries: dict[Path, RunSummary]) -> dict[str, Any]:
+    """Every sweep run's attempts, from the manifests: ``runs`` (the runs a manifest lists),
+    ``retried`` (of them, those that needed more than one attempt), ``unrecorded`` (runs found
+    outside any sweep: no record of their attempts), and ``listed``: each run that needed more
+    than one attempt or did not finish, with its attempts, status and errors (the last one
+    from its summary.json when the manifest kept none)."""
+    entries = [(m, e) for m in runs.manifests for e in _entries(m)]
+    in_sweeps = {_cell(e) for _, e in entries}
+    listed = []
+    for manifest, entry in entries:
+        cell, run = _cell(entry), runs.run(_cell(entry))
+        if entry.attempts > 1 or runs.status(cell) in NOT_FINISHED:
+            error = summaries[run.path].error if run else None
+            listed.append(_attempt_row(manifest, entry, runs.status(cell), error))
+    return {
+        "runs": len(entries),
+        "retried": sum(e.attempts > 1 for _, e in entries),
+        "unrecorded": sum(c not in in_sweeps for c in runs.runs),
+        "listed": listed,
+    }
+
+
+def _entries(manifest: Manifest) -> list[RunEntry]:
+    raw = manifest.data.get("runs")
+    return [e for d in raw if (e := lenient_entry(d))] if isinstance(raw, list) else []
+
+
+def _cell(entry: RunEntry) -> Cell:
+    return Cell(entry.strategy, entry.model, entry.task, entry.seed)
+
+
+def _attempt_row(
+    manifest: Manifest, entry: RunEntry, status: str, run_error: str | None
+) -> dict[str, Any]:
+    last = entry.last_error or run_error
+    return {
+        "run": entry.id,
+        "path": str(manifest.path.parent / entry.path),
+        "status": status,
+        "attempts": entry.attempts,
+        "last_error": clip(last, ERROR_SHOWN) if last else None,
+        "attempt_errors": list(entry.attempt_errors),
+    }
+
+
+def _strategy(name: str, runs: list[Run], summaries: dict[Path, RunSummary]) -> dict[str, Any]:
+    """A strategy's runs: their ``[search]`` config (less ``operators``, which says what was
+    asked) and the operator sets their summaries say ran; ``identical``: one of each."""
+    mine = [r for r in runs if r.strategy == name]
+    variants = distinct(mine, _search_config)
+    operators = distinct(mine, lambda r: summaries[r.path].operators)
+    identical = len(variants) <= 1 and len(operators) <= 1
+    return {"identical": identical, "variants": variants, "operators": operators}
+
+
+def _search_config(run: Run) -> dict[str, Any] | None:
+    search = run.config.get("search")
+    if not isinstance(search, dict):
+        return None
+    return {k: v for k, v in search.items() if k != CONFIG_OPERATORS}
 
 
 def _versions(runs: RunSet, existing: list[Run]) -> list[str]:
     """The Podium versions that ran the runs, and the sweeps' drivers."""
     drivers = {str(v) for m in runs.manifests if (v := m.data.get("podium_version"))}
     return sorted({r.podium_version for r in existing if r.podium_version} | drivers)
+
+
+def _podium_build(summary: RunSummary) -> dict[str, Any]:
+    """``{"version", "commit", "dirty"}`` of the Podium that ran a run (None: not recorded)."""
+    v = summary.versions
+    if v is None:
+        return {"version": None, "commit": None, "dirty": None}
+    return {"version": v.podium, "commit": v.podium_commit, "dirty": v.podium_dirty}
+
+
+def _plugins(summary: RunSummary) -> dict[str, Any] | None:
+    """The plugin packages a run loaded, ``{name: {version, commit, dirty}}``; None when the
+    run did not record them (an older Podium's)."""
+    v = summary.versions
+    if v is None or v.plugins is None:
+        return None
+    return {name: p.model_dump() for name, p in sorted(v.plugins.items())}
 
 
 def _budget(run: Run) -> dict[str, Any]:
@@ -147,15 +247,16 @@ def card_markdown(card: dict[str, Any]) -> str:
     lines.append(f"- Models: code {_codes(models['code'])}; review {_codes(models['review'])}")
     lines.append(f"- Seeds: {', '.join(map(str, card['seeds']))}")
     lines.append(f"- Runs: {card['runs']} of {card['expected_runs']} expected have a summary")
+    lines.extend(_attempt_lines(card["attempts"]))
     lines.extend(_strategy_lines(card["strategies"]))
     lines.append("- Budgets per run:")
-    lines.extend(f"  - {_inline(v['value'])} ({v['runs']} runs)" for v in card["budgets"])
+    lines.extend(f"  - {_inline(v['value'])} ({_runs(v['runs'])})" for v in card["budgets"])
     lines.append(f"- Hardware (from {card['hardware']['source']}):")
     machines = card["hardware"]["machines"]
-    lines.extend(f"  - {_inline(v['value'])} ({v['runs']} runs)" for v in machines)
+    lines.extend(f"  - {_machine(v['value'])} ({_runs(v['runs'])})" for v in machines)
     lines.extend(f"- Executor: {_inline(v['value'])}" for v in card["executors"])
-    lines.append(f"- Podium: {', '.join(card['podium_versions']) or 'unknown'}")
-    sandboxes = ", ".join(f"{k} ({n} runs)" for k, n in sorted(card["sandboxes"].items()))
+    lines.extend(_code_lines(card))
+    sandboxes = ", ".join(f"{k} ({_runs(n)})" for k, n in sorted(card["sandboxes"].items()))
     lines.append(f"- Sandboxes: {sandboxes or 'none'}")
     lines.append(
         f"- Obfuscated task descriptions: {card['obfuscated_description']} of {card['runs']} runs"
@@ -167,17 +268,88 @@ def card_markdown(card: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _attempt_lines(attempts: dict[str, Any]) -> list[str]:
+    """The count of runs that needed more than one attempt, then each listed run."""
+    n, retried, unrecorded = attempts["runs"], attempts["retried"], attempts["unrecorded"]
+    head = f"- Attempts: {retried} of {n} runs needed more than one attempt"
+    if not n:
+        head = "- Attempts: not recorded (no sweep manifest)"
+    elif unrecorded:
+        head += f" ({_runs(unrecorded)} outside any sweep: not recorded)"
+    lines = [head]
+    for row in attempts["listed"]:
+        error = f"; last error: {row['last_error']}" if row["last_error"] else ""
+        tries = count(row["attempts"], "attempt")
+        lines.append(f"  - `{row['run']}`: {tries}, {row['status']}{error}")
+    return lines
+
+
 def _strategy_lines(strategies: dict[str, Any]) -> list[str]:
-    lines = ["- Strategies (`[search]` of config.toml):"]
+    lines = [
+        "- Strategies (`[search]` of config.toml, less `operators`; the operator set that ran "
+        "is summary.json's):"
+    ]
     for name, info in strategies.items():
-        variants = info["variants"]
+        variants, operators = info["variants"], _counted(info["operators"])
         if info["identical"]:
             config = variants[0]["value"] if variants else None
-            lines.append(f"  - `{name}`: {_inline(config)} (identical in all its runs)")
+            lines.append(
+                f"  - `{name}`: {_inline(config)} (identical in all its runs); "
+                f"operators that ran: {operators}"
+            )
             continue
-        lines.append(f"  - `{name}`: NOT identical across its runs, {len(variants)} variants:")
-        lines.extend(f"    - {_inline(v['value'])} ({v['runs']} runs)" for v in variants)
+        lines.append(
+            f"  - `{name}`: NOT identical across its runs; operators that ran: {operators}; "
+            f"{count(len(variants), 'config variant')}:"
+        )
+        lines.extend(f"    - {_inline(v['value'])} ({_runs(v['runs'])})" for v in variants)
     return lines
+
+
+def _counted(values: list[dict[str, Any]]) -> str:
+    """``baseline (6 runs), not recorded (2 runs)``."""
+    return ", ".join(f"{_inline(v['value'])} ({_runs(v['runs'])})" for v in values) or "none"
+
+
+def _machine(host: Any) -> str:
+    """A machine, then the cores each run had (``cpu_share``; not recorded by older runs)."""
+    if not isinstance(host, dict):
+        return _inline(host)
+    rest = {k: v for k, v in host.items() if k != "cpu_share"}
+    return f"{_inline(rest)}; cores per run: {_inline(host.get('cpu_share'))}"
+
+
+def _code_lines(card: dict[str, Any]) -> list[str]:
+    """``- Podium 0.2.0 (commit abc1234, dirty) (12 runs)`` per distinct value, then the
+    plugins loaded, likewise."""
+    builds = card["podium_builds"]
+    lines = [f"- Podium {_build(v['value'])} ({_runs(v['runs'])})" for v in builds]
+    if not builds:
+        lines.append(f"- Podium: {', '.join(card['podium_versions']) or 'unknown'}")
+    shown = [f"{_plugin_set(v['value'])} ({_runs(v['runs'])})" for v in card["plugins"]]
+    lines.append(f"- Plugins: {'; '.join(shown) or 'none'}")
+    return lines
+
+
+def _plugin_set(plugins: dict[str, Any] | None) -> str:
+    if plugins is None:
+        return "not recorded"
+    return ", ".join(f"{name} {_build(p)}" for name, p in plugins.items()) or "none"
+
+
+def _build(value: dict[str, Any]) -> str:
+    """``Podium 0.2.0 (commit abc1234, dirty)``'s version and parenthesis."""
+    version = value.get("version") or "version not recorded"
+    commit = value.get("commit")
+    if not commit:
+        return f"{version} (commit not recorded)"
+    flag = value.get("dirty")
+    dirty = "dirty" if flag is True else "clean" if flag is False else "dirty state unknown"
+    return f"{version} (commit {commit[:7]}, {dirty})"
+
+
+def _runs(n: int) -> str:
+    return count(n, "run")
 
 
 def _codes(names: list[str]) -> str:

@@ -9,16 +9,18 @@ start), no other run is launched, the runs in flight end as they would, and ``dr
 ``--retry-failed``) takes the sweep up again once the cause is fixed.
 
 Each run's outcome is read from its run dir (``summary.json``), never from the worker's exit
-status alone, so a run stays resumable whatever killed it. Interrupting the driver cancels the
-jobs in flight; each executor stops its run gracefully (SIGTERM: nodes in flight are marked
-interrupted), and the manifest records them as interrupted for ``--resume``.
+status alone, so a run stays resumable whatever killed it. An attempt that does not finish adds
+its error to the entry's ``attempt_errors``, so a run that needed a second attempt still says
+why after that one finished (``error`` is the current attempt's alone). Interrupting the
+driver cancels the jobs in flight; each executor stops its run gracefully (SIGTERM: nodes in
+flight are marked interrupted), and the manifest records them as interrupted for ``--resume``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from podium.benchmarks.sweeps import manifest as mf
@@ -29,6 +31,7 @@ from podium.benchmarks.sweeps.executor import (
     Executor,
     Job,
 )
+from podium.benchmarks.sweeps.hardware import cpu_share_env
 from podium.benchmarks.sweeps.local_executor import tail
 from podium.benchmarks.sweeps.manifest import Manifest, RunEntry, RunState
 from podium.errors import UserError
@@ -120,7 +123,9 @@ async def drive(
     for entry in todo:  # a run left "running" by a killed driver is interrupted
         if entry.state is RunState.RUNNING:
             entry.state = RunState.INTERRUPTED
-    slots = asyncio.Semaphore(executor.capacity())
+    parallel = executor.capacity()
+    _begin_session(sweep, parallel)
+    slots = asyncio.Semaphore(parallel)
     watch = FailFast(fail_fast if len(todo) > fail_fast else 0)
     not_started: list[RunEntry] = []
 
@@ -130,12 +135,25 @@ async def drive(
                 not_started.append(entry)  # it stays as it was, for --resume
                 return
             run_dir = sweep.run_dir(entry)
-            await _run_one(sweep, executor, make_job(entry, run_dir), entry, on_event)
+            job = with_cpu_share(make_job(entry, run_dir), parallel)
+            await _run_one(sweep, executor, job, entry, on_event)
             watch.ended(entry, run_dir)
 
     await asyncio.gather(*(one(entry) for entry in todo))
     if watch.tripped:
         raise watch.error(sweep, len(not_started))
+
+
+def _begin_session(sweep: Sweep, parallel: int) -> None:
+    """Tell the manifest's live view where the sweep is, since when it runs and how many runs
+    at once (the grid's elapsed time, ETA and steps read them)."""
+    session = sweep.manifest.session
+    session.sweep_dir, session.started, session.parallel = sweep.root, utcnow(), parallel
+
+
+def with_cpu_share(job: Job, parallel: int) -> Job:
+    """``job`` with its worker told its share of the CPUs (host.json records it)."""
+    return replace(job, env={**job.env, **cpu_share_env(job.cpus, parallel)})
 
 
 async def _run_one(
@@ -157,8 +175,18 @@ async def _run_one(
 
 
 def _record_outcome(entry: RunEntry, run_dir: Path, code: int | None) -> None:
+    """The attempt's outcome into its entry; an attempt that did not finish leaves its error
+    among the entry's ``attempt_errors`` (the next attempt resets ``error``)."""
     entry.exit_code, entry.finished_at = code, utcnow()
     mf.apply_summary(entry, run_dir)
+    _settle_state(entry, run_dir, code)
+    if entry.state is not RunState.FINISHED:
+        entry.note_attempt_error(entry.error or f"{entry.state}, no error given")
+
+
+def _settle_state(entry: RunEntry, run_dir: Path, code: int | None) -> None:
+    """The state the attempt ended in: the run dir's word, or failed/interrupted by the
+    worker's exit status when the run dir cannot say."""
     if code is None or code == EXIT_INTERRUPTED:
         if entry.state is not RunState.FINISHED:
             entry.state = RunState.INTERRUPTED

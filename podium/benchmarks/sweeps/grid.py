@@ -89,7 +89,14 @@ def parse_list(option: str, text: str) -> tuple[str, ...]:
 
 
 def describe_grid(g: Grid) -> str:
-    return (
-        f"{g.size()} runs = {len(g.tasks)} tasks × {len(g.strategies)} strategies × "
-        f"{len(g.models)} models × {len(g.seeds)} seeds"
-    )
+    """``4 runs = 2 tasks × 1 strategy × 1 model × 2 seeds``."""
+    counts = [(len(g.tasks), "task"), (len(g.strategies), "strategy"),
+              (len(g.models), "model"), (len(g.seeds), "seed")]  # fmt: skip
+    return f"{count(g.size(), 'run')} = " + " × ".join(count(n, noun) for n, noun in counts)
+
+
+def count(n: int, noun: str) -> str:
+    """``1 model``, ``2 models``, ``3 strategies``: ``n`` and the noun, plural unless 1."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"

@@ -1,20 +1,29 @@
-"""The machine a run ran on, for the disclosure card: CPU, cores, memory, GPUs, OS, Python.
+"""The machine a run ran on, for the disclosure card: CPU, cores, memory, GPUs, OS, Python,
+and the cores a sweep's run was given (``cpu_share``: a machine's 16 cores shared by 8 runs at
+once are not 16 cores per run).
 
 No host name or user: reports are meant to be published.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+CPU_SHARE_ENV = "PODIUM_CPU_SHARE"  # set by the sweep's driver for each run's worker
+ALL_CPUS = "all"  # the run had the worker's machine to itself
+
 
 def describe_host() -> dict[str, Any]:
-    return {
+    """The machine, and in a sweep's worker ``cpu_share``: the cores the run was given (absent
+    elsewhere: the driver's own description of its machine has no run to speak of)."""
+    host: dict[str, Any] = {
         "cpu": _cpu_model(),
         "cpus": available_cpus(),
         "memory_gb": _memory_gb(),
@@ -23,6 +32,33 @@ def describe_host() -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
     }
+    share = cpu_share(os.environ)
+    if share is not None:
+        host["cpu_share"] = share
+    return host
+
+
+def cpu_share_env(cpus_per_run: float, parallel: int) -> dict[str, str]:
+    """The environment that tells a run's worker its share of the CPUs: ``cpus_per_run`` when
+    runs run side by side (``parallel`` > 1), else every CPU of the machine it runs on."""
+    return {CPU_SHARE_ENV: f"{cpus_per_run:g}" if parallel > 1 else ALL_CPUS}
+
+
+def cpu_share(env: Mapping[str, str]) -> float | None:
+    """The cores a sweep's run was given (see :func:`cpu_share_env`); None outside a sweep's
+    worker or for a value that is not a positive number."""
+    value = env.get(CPU_SHARE_ENV)
+    if value is None:
+        return None
+    if value == ALL_CPUS:
+        return available_cpus()
+    try:
+        share = float(value)
+    except ValueError:
+        return None
+    if not math.isfinite(share) or share <= 0:
+        return None
+    return int(share) if share.is_integer() else share
 
 
 def _cpu_model() -> str:

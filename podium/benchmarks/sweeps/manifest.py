@@ -12,12 +12,13 @@ named and read by :class:`podium.scaffolds.RunDir`, as for any run.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from podium.benchmarks.sweeps.grid import Grid, run_id
 from podium.errors import UserError
@@ -27,6 +28,8 @@ from podium.scaffolds import RunDir, RunSummary
 MANIFEST = "sweep.json"
 FORMAT = "podium-sweep/1"
 RUNS = "runs"
+ATTEMPT_ERRORS_KEPT = 5  # errors of a run's unfinished attempts kept in its entry
+ERROR_CHARS = 300  # each cut to this
 
 
 class RunState(StrEnum):
@@ -55,6 +58,39 @@ class RunEntry(BaseModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     elapsed_s: float | None = None
+    # Why each attempt that did not finish ended, oldest first (the last ATTEMPT_ERRORS_KEPT);
+    # an older manifest has none recorded.
+    attempt_errors: list[str] = Field(default_factory=list)
+
+    def note_attempt_error(self, error: str) -> None:
+        """Keep why an attempt did not finish: ``error`` itself is reset when the next attempt
+        starts, so without this a run that failed, then finished, would look clean. Bounded:
+        the last ``ATTEMPT_ERRORS_KEPT``, each cut to ``ERROR_CHARS``."""
+        kept = [*self.attempt_errors, clip(error)][-ATTEMPT_ERRORS_KEPT:]
+        self.attempt_errors = kept
+
+    @property
+    def last_error(self) -> str | None:
+        """The latest error of any attempt (this one's, else an earlier one's)."""
+        return self.error or (self.attempt_errors[-1] if self.attempt_errors else None)
+
+
+def clip(text: str, chars: int = ERROR_CHARS) -> str:
+    """``text`` on one line, cut to ``chars`` (an ellipsis marks the cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= chars else line[: chars - 3] + "..."
+
+
+@dataclass
+class Session:
+    """What the process driving a sweep knows that ``sweep.json`` does not: where the sweep is,
+    since when this process has been driving it and how many runs it runs at once (for the
+    live grid's elapsed time, ETA and steps). Not part of the manifest's value: never saved,
+    and ignored when two manifests are compared."""
+
+    sweep_dir: Path | None = field(default=None, compare=False)
+    started: datetime | None = field(default=None, compare=False)
+    parallel: int | None = field(default=None, compare=False)
 
 
 class Manifest(BaseModel):
@@ -73,12 +109,35 @@ class Manifest(BaseModel):
     executor: dict[str, Any] = Field(default_factory=dict)
     hardware: dict[str, Any] = Field(default_factory=dict)
     runs: list[RunEntry]
+    _session: Session = PrivateAttr(default_factory=Session)
+
+    @property
+    def session(self) -> Session:
+        """This process's view of the sweep it drives (see :class:`Session`)."""
+        return self._session
 
     def counts(self) -> dict[RunState, int]:
         counts = dict.fromkeys(RunState, 0)
         for run in self.runs:
             counts[run.state] += 1
         return counts
+
+
+def lenient_entry(data: Any) -> RunEntry | None:
+    """A run entry as read from any manifest (an older or newer Podium's): fields this one does
+    not know, or that do not fit, are left out; None when what names the run does not fit."""
+    if not isinstance(data, dict):
+        return None
+    fields = {k: v for k, v in data.items() if k in RunEntry.model_fields}
+    while True:
+        try:
+            return RunEntry.model_validate(fields)
+        except ValidationError as exc:
+            bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+            optional = {k for k in bad if not RunEntry.model_fields[str(k)].is_required()}
+            if not optional or bad - optional:
+                return None
+            fields = {k: v for k, v in fields.items() if k not in optional}
 
 
 def new_runs(grid: Grid) -> list[RunEntry]:
@@ -147,13 +206,19 @@ def apply_summary(entry: RunEntry, run_dir: Path) -> None:
 
 
 def reconcile(sweep_dir: Path, manifest: Manifest) -> None:
-    """Make every entry agree with its run dir (after a crash of the driver, or a resume)."""
+    """Make every entry agree with its run dir (after a crash of the driver, or a resume). An
+    attempt a killed driver left ``running`` that did not finish is noted among the entry's
+    attempt errors, as the driver notes the attempts it sees end."""
     for entry in manifest.runs:
         run_dir = sweep_dir / entry.path
         if entry.state is RunState.PENDING and not run_dir.exists():
             continue
-        error = entry.error
+        error, was_running = entry.error, entry.state is RunState.RUNNING
         apply_summary(entry, run_dir)
         if entry.state is RunState.PENDING and entry.attempts:
             entry.state = RunState.FAILED if entry.exit_code else RunState.INTERRUPTED
             entry.error = error
+        if was_running and entry.state is not RunState.FINISHED:
+            entry.note_attempt_error(
+                entry.error or f"the sweep's driver stopped during this attempt ({entry.state})"
+            )

@@ -24,6 +24,7 @@ from podium.benchmarks.sweeps import (
     new_runs,
 )
 from podium.benchmarks.sweeps.driver import FAIL_FAST_RUNS, SweepFailedFast
+from podium.benchmarks.sweeps.hardware import CPU_SHARE_ENV
 from tests.benchmarks.sweeps.conftest import write_summary
 
 # What each run does, by run id: (exit status, summary status or None, medal, log line)
@@ -179,3 +180,57 @@ def test_runs_failing_for_different_reasons_or_too_few_runs_do_not_stop_a_sweep(
     few = Sweep(tmp_path / "few", manifest)  # no more runs than fail_fast: nothing to save
     asyncio.run(drive(few, Failing(1, lambda job: "the same"), make_job, fail_fast=4))
     assert all(e.state is RunState.FAILED for e in manifest.runs)
+
+
+class FailingOnce(WritingExecutor):
+    """A run's first attempt fails (an error in its summary); every later one finishes."""
+
+    async def execute(self, job: Job) -> int:
+        self.seen.append(job.run_id)
+        job.run_dir.mkdir(parents=True, exist_ok=True)
+        if self.seen.count(job.run_id) == 1:
+            write_summary(job.run_dir, "failed", error=f"CUDA out of memory in {job.run_id}")
+            return EXIT_FAILED
+        write_summary(job.run_dir, "finished", "bronze")
+        return 0
+
+
+def test_a_run_that_failed_then_finished_keeps_the_failed_attempts_error(
+    tmp_path: Path, manifest: Manifest
+) -> None:
+    sweep, executor = Sweep(tmp_path, manifest), FailingOnce(2)
+    asyncio.run(drive(sweep, executor, make_job, fail_fast=0))
+    first = manifest.runs[0]
+    assert (first.state, first.attempts) == (RunState.FAILED, 1)
+    assert first.attempt_errors == [first.error]
+    asyncio.run(drive(sweep, executor, make_job, retry_failed=True))
+    saved = json.loads((tmp_path / "sweep.json").read_text())["runs"][0]
+    assert (saved["state"], saved["attempts"], saved["error"]) == ("finished", 2, None)
+    assert saved["attempt_errors"] == ["CUDA out of memory in a.greedy.baseline.s0"]
+
+
+class EnvRecording(WritingExecutor):
+    """Finishes every run, remembering the environment each job would give its worker."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.envs: dict[str, dict[str, str]] = {}
+
+    async def execute(self, job: Job) -> int:
+        self.envs[job.run_id] = dict(job.env)
+        write_summary(job.run_dir, "finished")
+        return 0
+
+
+@pytest.mark.parametrize(("capacity", "share"), [(2, "1.5"), (1, "all")])
+def test_each_worker_is_told_its_share_of_the_cpus(
+    tmp_path: Path, manifest: Manifest, capacity: int, share: str
+) -> None:
+    executor = EnvRecording(capacity)
+
+    def job(entry: RunEntry, run_dir: Path) -> Job:
+        return Job(run_id=entry.id, run_dir=run_dir, cpus=1.5, env={"KEEP": "1"})
+
+    asyncio.run(drive(Sweep(tmp_path, manifest), executor, job))
+    assert executor.envs["a.greedy.baseline.s0"] == {"KEEP": "1", CPU_SHARE_ENV: share}
+    assert manifest.session.sweep_dir == tmp_path and manifest.session.parallel == capacity

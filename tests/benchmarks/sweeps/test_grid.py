@@ -2,7 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from podium.benchmarks.sweeps import Grid, check_unique_ids, parse_list, parse_seeds, run_id
+from podium.benchmarks.sweeps import (
+    Grid,
+    check_unique_ids,
+    describe_grid,
+    parse_list,
+    parse_seeds,
+    run_id,
+)
 from podium.errors import UserError
 
 
@@ -48,3 +55,10 @@ def test_cells_that_would_share_a_run_dir_are_refused() -> None:
     grid = Grid(tasks=("/one/comp", "/two/comp"), strategies=("g",), models=("b",), seeds=(0,))
     with pytest.raises(UserError, match=r"share the run id comp\.g\.b\.s0"):
         check_unique_ids(grid)
+
+
+def test_the_grid_is_described_with_counts_in_the_right_number() -> None:
+    one = Grid(tasks=("a/x",), strategies=("g",), models=("baseline",), seeds=(0,))
+    assert describe_grid(one) == "1 run = 1 task × 1 strategy × 1 model × 1 seed"
+    two = Grid(tasks=("a/x", "a/y"), strategies=("g", "m"), models=("b", "c"), seeds=(0, 1, 2))
+    assert describe_grid(two) == "24 runs = 2 tasks × 2 strategies × 2 models × 3 seeds"

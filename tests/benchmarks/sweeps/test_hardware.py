@@ -1,0 +1,32 @@
+"""host.json's machine and the share of its CPUs each sweep run was given."""
+
+from __future__ import annotations
+
+import pytest
+
+from podium.benchmarks.sweeps.hardware import (
+    CPU_SHARE_ENV,
+    available_cpus,
+    cpu_share,
+    cpu_share_env,
+    describe_host,
+)
+
+
+def test_runs_side_by_side_get_their_cpus_per_run_and_a_lone_run_the_machine() -> None:
+    assert cpu_share(cpu_share_env(2.0, parallel=4)) == 2
+    assert cpu_share(cpu_share_env(0.5, parallel=4)) == 0.5
+    assert cpu_share(cpu_share_env(2.0, parallel=1)) == available_cpus()
+
+
+@pytest.mark.parametrize("value", ["", "lots", "0", "-2", "nan", "inf"])
+def test_a_share_that_is_not_a_positive_number_is_not_recorded(value: str) -> None:
+    assert cpu_share({CPU_SHARE_ENV: value}) is None
+
+
+def test_host_json_has_the_share_only_in_a_sweeps_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CPU_SHARE_ENV, raising=False)
+    assert "cpu_share" not in describe_host()  # the driver describing its own machine
+    monkeypatch.setenv(CPU_SHARE_ENV, "3")
+    host = describe_host()
+    assert host["cpu_share"] == 3 and host["cpus"] == available_cpus()
