@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from podium.errors import SandboxError
 from podium.records import (
@@ -68,9 +68,51 @@ class Task(ABC):
         """
         return None
 
+    def grade_on(self, submission: Path, answers: Path) -> GradeReport | None:
+        """Grade with the task's own grader on ``answers``, a file in the private answers'
+        format holding other rows (a host-held holdout's labels). ``None``: the task cannot
+        (the default); an invalid submission is a report with ``score`` None."""
+        return None
+
     def train_rows(self) -> int | None:
         """Rows of the training table, for listings; None when not known."""
         return None
+
+
+@dataclass(frozen=True)
+class HeldOutScore:
+    """A node's predictions for the held-out rows, scored on the host; ``score`` is None when
+    they could not be (``problem`` says why)."""
+
+    score: float | None
+    problem: str | None = None
+
+
+class Holdout(ABC):
+    """A host-held split of the task's public training data (``search.holdout``).
+
+    The agent works on :attr:`task`: its training table lacks the held-out rows, whose features
+    are mixed into its test table, so every submission predicts them too. The held-out labels
+    stay on the host, where no sandbox binds them; the host scores each node's predictions of
+    those rows with the task's own grader and chooses the final node on that score. No model
+    and no strategy is ever told it: the loop keeps it beside the node, never in its record.
+    """
+
+    task: Task  # the task as the agent sees it
+
+    @abstractmethod
+    def separate(self, submission: Path, predictions: Path) -> str | None:
+        """Move the held-out rows of ``submission`` (a host-made copy) into ``predictions``,
+        leaving the task's own rows in ``submission``; the reason when they cannot be (the
+        files are then left as they were)."""
+
+    @abstractmethod
+    def score(self, predictions: Path) -> HeldOutScore:
+        """The task's grader on the held-out labels; never raises for a bad file."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """What summary.json records of the split (share, rows, seed, digest)."""
 
 
 class Benchmark(ABC):

@@ -139,6 +139,13 @@ class SearchSection(Section):
     final_top_k: int = Field(
         1, ge=1, description="> 1: re-run the k best on a fresh kernel, submit the best mean"
     )
+    holdout: float = Field(
+        0.0,
+        ge=0.0,
+        le=0.5,
+        description="share of the public training rows the host keeps out of the agent's data "
+        "and chooses the final node on (0: off)",
+    )
 
 
 class BudgetSection(Section):

@@ -27,9 +27,9 @@ from pydantic import BaseModel, ConfigDict
 
 from podium.api.config import RunConfig, read_toml, validate_config
 from podium.api.runs import load_registry
-from podium.benchmarks import resolve_task
+from podium.benchmarks import make_holdout, resolve_task
 from podium.errors import RunDirError, TaskError, UserError
-from podium.interfaces import Task, Workspace
+from podium.interfaces import Holdout, Task, Workspace
 from podium.plugins import Registry
 from podium.records import ExecResult, Node, NodeState
 from podium.scaffolds import (
@@ -197,6 +197,11 @@ def _load_task(view: RunView, cfg: RunConfig, registry: Registry) -> Task:
     recorded = view.meta.get("task_id")
     if recorded and recorded != task.id:
         raise RunDirError(f"{view.root} is a run of {recorded}, but its config names {task.id}")
+    if cfg.search.holdout:  # the data the node ran on: the run's own split, never a new one
+        split = RunDir(view.root).holdout
+        if not split.is_dir():
+            raise RunDirError(f"{view.root} ran with search.holdout, but its {split.name}/ is gone")
+        return make_holdout(task, split, cfg.search.holdout, cfg.seed).task
     return task
 
 
@@ -257,13 +262,16 @@ def _submissions(
 ) -> dict[str, Any]:
     old, new = node_dir / SUBMISSION, root / SUBMISSION
     had, submitted = node.has_submission and old.is_file(), new.is_file()
+    problem = submission_problem(task, new) if submitted else now.submission_refused
+    holdout = getattr(task, "holdout", None)
+    if submitted and problem is None and isinstance(holdout, Holdout):
+        # as the loop kept the node's: the task's own rows, the held-out ones beside them
+        holdout.separate(new, root / run_files.HELD_OUT_PREDICTIONS)
     return {
         "submission_then": had,
         "submission_now": submitted,
         "submission_identical": _identical(old, new) if had and submitted else None,
-        "submission_problem_now": submission_problem(task, new)
-        if submitted
-        else now.submission_refused,
+        "submission_problem_now": problem,
     }
 
 

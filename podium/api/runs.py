@@ -31,7 +31,7 @@ from podium.api.config import (
     validate_config,
 )
 from podium.api.signals import two_stage_stop
-from podium.benchmarks import resolve_task
+from podium.benchmarks import make_holdout, resolve_task, selection_report
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
 from podium.interfaces import SUBMISSION, Backend, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import (
@@ -159,9 +159,12 @@ async def _run(
     rd = existing or RunDir(default_run_dir(cfg, task))
     journal = _open_journal(rd, cfg, task, created=existing is None)
     try:
+        task = _hold_out(cfg, parts, rd)
         info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
                        strategy=parts.strategy.name)  # fmt: skip
         summary_info = _summary_info(cfg, task, parts)
+        if parts.holdout is not None:
+            summary_info["holdout"] = parts.holdout.describe()
         events.run = info
         search = Search(rd, journal, parts, _loop_settings(cfg))
         if existing is not None:
@@ -186,6 +189,7 @@ async def _run(
             record.grade = SummaryGrade(
                 **{name: getattr(report, name) for name in SummaryGrade.model_fields}
             )
+            grade_every_node(rd, search)
         rd.write_summary(record)
         summary = record.to_dict()
         _call_hook(pm, "podium_run_finished", run=info, summary=summary)
@@ -197,6 +201,15 @@ async def _run(
         await parts.aclose()
         journal.close()
         rd.unlock()
+
+
+def _hold_out(cfg: RunConfig, parts: SearchParts, rd: RunDir) -> Task:
+    """Under ``search.holdout``: the run's split (made once, in the run dir; a resumed run
+    reuses it), whose task the agent then works on. The task as it is otherwise."""
+    if cfg.search.holdout:
+        parts.holdout = make_holdout(parts.task, rd.holdout, cfg.search.holdout, cfg.seed)
+        parts.task = parts.holdout.task
+    return parts.task
 
 
 def _check_resumable(rd: RunDir, search: Search) -> None:
@@ -355,6 +368,21 @@ def grade_best(rd: RunDir, task: Task, sandbox: Sandbox) -> GradeReport | None:
     return report
 
 
+def grade_every_node(rd: RunDir, search: Search) -> None:
+    """``selection.json``: every good node graded once the search is over (post-hoc; see
+    ``podium.benchmarks.selection``). A grader that fails is logged, never loses the run."""
+    held_out = rd.held_out_score if search.parts.holdout is not None else None
+    try:
+        report = selection_report(
+            search.parts.task, list(search.tree), rd.node_dir, search.final, held_out
+        )
+    except UserError as exc:
+        log.warning("could not grade every node: %s", exc.message)
+        return
+    if report is not None:
+        rd.write_json(rd.selection, report)
+
+
 def build_strategy(cfg: RunConfig, registry: Registry) -> Strategy:
     """Create the strategy; the ``search.*`` keys it does not know are config errors."""
     spec = registry.strategy(cfg.search.strategy)
@@ -501,6 +529,7 @@ def _summary_info(cfg: RunConfig, task: Task, parts: SearchParts) -> dict[str, A
         "model": cfg.model.name,
         "review_model": cfg.model.review or cfg.model.name,
         "strategy": cfg.search.strategy,
+        "operators": parts.operators.name,  # what ran: a model (baseline) brings its own
         "sandbox": parts.sandbox.name,
         "sandbox_detail": parts.sandbox.describe(),
         "sandboxed": parts.sandbox.isolated,

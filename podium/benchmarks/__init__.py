@@ -11,8 +11,10 @@ from podium.benchmarks.grading import (
     rank_score,
     seed_summary,
 )
+from podium.benchmarks.holdout import make_holdout
 from podium.benchmarks.mlebench_submissions import find_run_dirs, mlebench_jsonl
 from podium.benchmarks.resolve import resolve_task
+from podium.benchmarks.selection import selection_report
 
 __all__ = [
     "FolderBenchmark",
@@ -22,9 +24,11 @@ __all__ = [
     "find_run_dirs",
     "grade_submission",
     "load_folder_task",
+    "make_holdout",
     "medal_thresholds",
     "mlebench_jsonl",
     "rank_score",
     "resolve_task",
     "seed_summary",
+    "selection_report",
 ]

@@ -138,6 +138,14 @@ class FolderTask(Task):
             sample=self.sample_submission,
         )
 
+    def grade_on(self, submission: Path, answers: Path) -> GradeReport | None:
+        """The task's grade_fn on other answers of the private answers' format (no medals
+        mean anything there: only ``score`` and ``error`` do)."""
+        grade_fn = load_grade_fn(self.folder, str(self.config["grader"]["grade_fn"]))
+        return grade_submission(
+            self.competition_id, submission, answers, grade_fn, self.leaderboard
+        )
+
     def train_rows(self) -> int | None:
         trains = sorted(self.public_dir.glob("*train*.csv")) or sorted(
             self.public_dir.glob("*.csv")

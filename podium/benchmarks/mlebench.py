@@ -267,6 +267,10 @@ class MLEBenchTask(FolderTask):
     def answers(self) -> Path:
         return self.data_dir / str(self.config["dataset"]["answers"])
 
+    def grade_on(self, submission: Path, answers: Path) -> GradeReport | None:
+        """MLE-bench's package graders read their own answers: no other answers here."""
+        return None if self.graded_by_package else super().grade_on(submission, answers)
+
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
         if not self.graded_by_package:
             return super().grade(submission, sandboxed)

@@ -3,6 +3,9 @@
 Where the report goes without
 ``--out``: ``DIR/report`` for a single directory (a sweep's report lives with the sweep); with
 several directories no one of them owns the comparison, so ``--out`` is required.
+
+The terminal gets the key columns, sized to fit 100 columns (a terminal's own width when it is
+narrower; 100 in a pipe), and every caveat; the full tables are in summary.md.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from rich.markup import escape
 from podium.errors import UserError
 
 OUT_HINT = "podium compare DIR1 DIR2 --out REPORT_DIR"
-PIPE_WIDTH = 250
+PIPE_WIDTH = 100  # the report's terminal tables fit this (reports.report.TERMINAL_WIDTH)
 
 
 def compare(
@@ -45,19 +48,24 @@ def compare(
         report_splits,
         summary_table,
     )
+    from podium.benchmarks.reports.report import regret_table, report_caveats
 
     if out is None:
         if len(dirs) != 1:
             raise UserError("several directories: say where the report goes", hint=OUT_HINT)
         out = dirs[0] / DEFAULT_DIR
     report = build_report(dirs, out, baseline)
-    # A terminal's own width; in a pipe, wide enough that the table's cells stay on one line.
+    # A terminal's own width; in a pipe, the width the tables are made to fit.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
     for split in report_splits(report):
         console.print(summary_table(report, split))
-    table = paired_table(report)
-    if table is not None:
-        console.print(table)
+        console.print()
+    for table in (paired_table(report), regret_table(report)):
+        if table is not None:
+            console.print(table)
+            console.print()
+    for caveat in report_caveats(report):
+        console.print(f"[bold]caveat:[/bold] {escape(caveat)}")
     for note in report.notes:
         console.print(f"note: {escape(note)}")
     clean = report.data["disclosure"]["clean_track"]

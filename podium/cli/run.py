@@ -206,6 +206,10 @@ def _finish(result: RunResult) -> None:
     else:
         direction = Direction.of(bool(s.lower_is_better))
         out.print(f"best: node {s.best_node}, validation metric {s.best_metric:.6g} ({direction})")
+        if s.holdout is not None:
+            held = "none" if s.best_held_out is None else f"{s.best_held_out:.6g}"
+            out.print(f"      chosen on the host's held-out labels ({s.holdout.get('rows')} "
+                      f"training rows kept from the agent): {held}")  # fmt: skip
         out.print(f"      {RunDir(result.run_dir).best}")
     if result.grade is not None:
         print_grade(result.grade)

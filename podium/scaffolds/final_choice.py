@@ -4,6 +4,10 @@
 A single hold-out score can be lucky (a favourable split, an unseeded model). Re-running the k
 best candidates and ranking them by the mean of their two scores catches that; a candidate
 whose re-run fails or prints no metric is dropped. Nothing here looks at the private answers.
+
+With ``search.holdout`` the scores are the host's, on the held-out labels (:class:`HeldOut`):
+the k best by that score, each re-run's submission scored on them again. Nothing of it reaches
+a model or a strategy: the scores are read beside the nodes, never from their records.
 """
 
 from __future__ import annotations
@@ -19,11 +23,20 @@ from podium.tree import SearchTree
 
 
 @dataclass(frozen=True)
+class HeldOut:
+    """The host's held-out scores: of a node's own run and of its final re-run (None: none)."""
+
+    of_node: Callable[[int], float | None]
+    of_rerun: Callable[[int], float | None]
+
+
+@dataclass(frozen=True)
 class Rerun:
     node_id: int
     metric: float
     rerun_metric: float | None
     problem: str | None = None
+    scored_on: str = "validation"  # or "held-out": the host's score, not the agent's metric
 
     @property
     def mean(self) -> float | None:
@@ -35,9 +48,35 @@ class Rerun:
         return {**asdict(self), "mean": self.mean}
 
 
-def top_k(tree: SearchTree, k: int) -> list[Node]:
-    """The k best good nodes by validation metric (earliest first on ties)."""
-    return tree.direction.best_first(tree.good_nodes())[:k]
+def top_k(tree: SearchTree, k: int, held_out: HeldOut | None = None) -> list[Node]:
+    """The k best good nodes by validation metric (earliest first on ties), or by held-out
+    score among the nodes that have one: a score on a few hundred rows ties often, and a tie is
+    broken by the validation metric, then the earliest node."""
+    direction = tree.direction
+    if held_out is None:
+        return direction.best_first(tree.good_nodes())[:k]
+    scored = [(n, s) for n in tree.good_nodes() if (s := held_out.of_node(n.id)) is not None]
+    scored.sort(key=lambda p: (-direction.score(p[1]), -direction.score(_metric(p[0])), p[0].id))
+    return [n for n, _ in scored[:k]]
+
+
+def _metric(node: Node) -> float:
+    assert node.metric is not None  # a good node has one
+    return node.metric.value
+
+
+def best_held_out(tree: SearchTree, held_out: HeldOut) -> Node | None:
+    """The good node with the best held-out score; None when no node has one."""
+    best = top_k(tree, 1, held_out)
+    return best[0] if best else None
+
+
+def held_out_rerun(node: Node, result: ExecResult, held_out: HeldOut) -> Rerun:
+    score = held_out.of_node(node.id)
+    assert score is not None
+    again = None if result.failed else held_out.of_rerun(node.id)
+    problem = None if again is not None else "the re-run's held-out rows could not be scored"
+    return Rerun(node.id, score, again, problem, scored_on="held-out")
 
 
 def rerun_result(node: Node, result: ExecResult) -> Rerun:
@@ -60,12 +99,24 @@ def pick(reruns: list[Rerun], lower_is_better: bool) -> int | None:
 
 
 async def choose(
-    tree: SearchTree, k: int, execute_again: Callable[[Node], Awaitable[ExecResult]]
+    tree: SearchTree,
+    k: int,
+    execute_again: Callable[[Node], Awaitable[ExecResult]],
+    held_out: HeldOut | None = None,
 ) -> tuple[Node | None, list[Rerun]]:
-    """Re-run the top k and pick; with k <= 1 (or < 2 candidates), the best node as it is."""
-    candidates = top_k(tree, k)
+    """Re-run the top k and pick; with k <= 1 (or < 2 candidates), the best node as it is
+    (by held-out score when ``held_out`` is given and a node has one)."""
+    best = (best_held_out(tree, held_out) if held_out else None) or tree.best_node()
+    candidates = top_k(tree, k, held_out)
     if k <= 1 or len(candidates) < 2:
-        return tree.best_node(), []
-    reruns = [rerun_result(node, await execute_again(node)) for node in candidates]
+        return best, []
+    reruns = []
+    for node in candidates:
+        result = await execute_again(node)
+        reruns.append(
+            rerun_result(node, result)
+            if held_out is None
+            else held_out_rerun(node, result, held_out)
+        )
     chosen = pick(reruns, tree.lower_is_better)
-    return (tree.get(chosen) if chosen is not None else tree.best_node()), reruns
+    return (tree.get(chosen) if chosen is not None else best), reruns

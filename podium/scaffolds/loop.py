@@ -52,6 +52,8 @@ from podium.interfaces import (
     SUBMISSION_WRITTEN,
     Backend,
     BudgetView,
+    HeldOutScore,
+    Holdout,
     KernelSession,
     OperatorContext,
     OperatorSet,
@@ -68,7 +70,7 @@ from podium.scaffolds.execution import execute_solution, open_kernel_session
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.model_calls import CallRecorder
 from podium.scaffolds.prompts import Prompts
-from podium.scaffolds.run_files import OUTPUT, SOLUTION
+from podium.scaffolds.run_files import HELD_OUT, HELD_OUT_PREDICTIONS, OUTPUT, SOLUTION
 from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
@@ -115,6 +117,7 @@ class SearchParts:
     prompts: Prompts
     events: RunEvents
     gateway: ModelGateway = field(default_factory=ModelGateway)
+    holdout: Holdout | None = None  # search.holdout: ``task`` is then its task
 
     async def aclose(self) -> None:
         """Close the models and the sandbox (its kernels); a part that fails to close is
@@ -212,10 +215,10 @@ class Search:
             await self._cancel_in_flight()
             raise
         self._admit_waiting(through=None)
-        final = self.parts.strategy.final_node(self.tree)
+        final = self.final_node()
         if self.settings.final_top_k > 1 and self.stop_reason not in ("interrupted", "error"):
             final, self.reruns = await final_choice.choose(
-                self.tree, self.settings.final_top_k, self._execute_again
+                self.tree, self.settings.final_top_k, self._execute_again, self._held_out()
             )
         self.final = final
         self._publish(final)
@@ -331,12 +334,40 @@ class Search:
         node = node.model_copy(update={"step": len(self.tree) + 1})
         self.journal.update(node, self.elapsed())
         self._admit(node)
-        self._publish(self.parts.strategy.final_node(self.tree))
+        self._publish(self.final_node())
         self.parts.events.node_finished(node)
 
     def _admit(self, node: Node) -> None:
         self.tree.add(node)
         self.parts.strategy.observe(node, self.tree)
+
+    def final_node(self) -> Node | None:
+        """The node to submit: the best on the held-out labels under ``search.holdout`` (the
+        strategy's choice while no node has a held-out score), else the strategy's choice."""
+        chosen = self.parts.strategy.final_node(self.tree)
+        held_out = self._held_out()
+        return (final_choice.best_held_out(self.tree, held_out) if held_out else None) or chosen
+
+    def _held_out(self) -> final_choice.HeldOut | None:
+        if self.parts.holdout is None:
+            return None
+        rd = self.run_dir
+        return final_choice.HeldOut(
+            of_node=rd.held_out_score,
+            of_rerun=lambda i: rd.held_out_score_in(rd.final_rerun_dir(i)),
+        )
+
+    def _hold_out(self, root: Path) -> None:
+        """Under ``search.holdout``: the held-out rows taken out of the submission in ``root``
+        (what stays is the task's own) and scored on the host, beside the node."""
+        holdout = self.parts.holdout
+        if holdout is None or not (root / SUBMISSION).is_file():
+            return
+        predictions = root / HELD_OUT_PREDICTIONS
+        problem = holdout.separate(root / SUBMISSION, predictions)
+        held = HeldOutScore(None, problem) if problem else holdout.score(predictions)
+        score = held.score if held.score is not None and math.isfinite(held.score) else None
+        self.run_dir.write_json(root / HELD_OUT, {"score": score, "problem": held.problem})
 
     def _publish(self, final: Node | None) -> None:
         final_id = final.id if final else None
@@ -485,6 +516,7 @@ class Search:
             checking.cancel()
             raise
         verdict = review.judge(task, result, opinion, submission_problem)
+        await asyncio.to_thread(self._hold_out, self.run_dir.node_dir(node.id))
         node = node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
                     "bug_reason": verdict.bug_reason, "summary": verdict.summary}
@@ -528,6 +560,7 @@ class Search:
             max_output_bytes=self.settings.max_output_bytes,
         )
         self.run_dir.write_file(root / OUTPUT, result.output)
+        await asyncio.to_thread(self._hold_out, root)
         return result
 
     async def _check_submission(

@@ -42,6 +42,8 @@ LOCK = ".lock"  # held (flock) by the one process writing the run dir
 SANDBOX_SCRATCH = ".sandbox"  # the sandbox's kernel slots, on the node directories' filesystem
 CURVE = "curve.json"  # a sweep's run only: best-so-far leaderboard percentile per step
 HOST = "host.json"  # a sweep's run only: the machine it ran on
+HOLDOUT = "holdout"  # search.holdout only: the host-held split (public/, answers/, split.json)
+SELECTION = "selection.json"  # every good node graded after the run: selection regret
 
 # In nodes/<id>/ (and best/, which holds a copy of the final node's):
 SOLUTION = "solution.py"  # the node's code
@@ -53,6 +55,8 @@ FRESH_RUN = "fresh"  # nodes/<id>/fresh/: an agentic node's solution.py run on a
 FINAL_RERUN = "rerun"  # nodes/<id>/rerun/: the final choice's second run of a top-k node
 RERUNS = "reruns"  # nodes/<id>/reruns/<n>/: what ``podium rerun`` ran, with RERUN_REPORT
 RERUN_REPORT = "rerun.json"
+HELD_OUT = "holdout.json"  # search.holdout: the node's score on the held-out labels
+HELD_OUT_PREDICTIONS = "holdout_predictions.csv"  # its rows for them, taken out
 
 # --- reading -----------------------------------------------------------------------------------
 
@@ -212,14 +216,28 @@ class SummaryRerun(_Section):
     rerun_metric: float | None = None
     problem: str | None = None
     mean: float | None = None
+    scored_on: str | None = None  # validation, or held-out (search.holdout: the host's score)
+
+
+class PluginVersion(_Section):
+    """One of ``versions.plugins``: an installed plugin package that was loaded (by its entry
+    point), its version, and the git commit of its source when that is a checkout."""
+
+    version: str | None = None
+    commit: str | None = None  # None: not a git checkout (an installed wheel), or unknown
+    dirty: bool | None = None  # its source differed from ``commit`` (edited or untracked files)
 
 
 class SummaryVersions(_Section):
-    """``versions``: what wrote the run."""
+    """``versions``: what wrote the run. ``podium_commit`` / ``podium_dirty`` as for a plugin
+    (:class:`PluginVersion`); runs written before they existed lack them (None)."""
 
     podium: str | None = None
     python: str | None = None
     journal_schema: int | None = None
+    podium_commit: str | None = None
+    podium_dirty: bool | None = None
+    plugins: dict[str, PluginVersion] | None = None  # by distribution name
 
 
 class SummaryGrade(_Section):
@@ -251,6 +269,7 @@ class RunSummary(_Section):
     model: str | None = None
     review_model: str | None = None
     strategy: str | None = None
+    operators: str | None = None  # the operator set that ran (a model may bring its own)
     sandbox: str | None = None
     sandbox_detail: str | None = None
     sandboxed: bool | None = None  # False: the code ran without isolation (not clean-track)
@@ -259,6 +278,7 @@ class RunSummary(_Section):
     workers: int | None = None
     schedule: str | None = None
     budget: dict[str, Any] | None = None  # the config's [budget] section, as it was
+    holdout: dict[str, Any] | None = None  # search.holdout's split: share, rows, seed, digest
     # How it went.
     status: str | None = None  # running | finished | interrupted | failed
     stop_reason: str | None = None  # None while running; steps, time, cost, error...
@@ -268,6 +288,7 @@ class RunSummary(_Section):
     buggy_nodes: int | None = None
     best_node: int | None = None  # the final node's id
     best_metric: float | None = None  # its validation metric
+    best_held_out: float | None = None  # search.holdout: its score on the held-out labels
     final_reruns: list[SummaryRerun] | None = None
     lower_is_better: bool | None = None
     elapsed_s: float | None = None

@@ -30,6 +30,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -76,6 +77,8 @@ class RunDir:
         self.grade = root / run_files.GRADE
         self.lock_file = root / run_files.LOCK
         self.sandbox_scratch = root / run_files.SANDBOX_SCRATCH
+        self.holdout = root / run_files.HOLDOUT
+        self.selection = root / run_files.SELECTION
         self._lock: TextIO | None = None
 
     def node_dir(self, node_id: int) -> Path:
@@ -110,6 +113,18 @@ class RunDir:
     def reruns_dir(self, node_id: int) -> Path:
         """Where ``podium rerun`` keeps its runs of the node, one numbered directory each."""
         return self.node_dir(node_id) / run_files.RERUNS
+
+    def held_out_score(self, node_id: int) -> float | None:
+        """The node's score on the run's held-out labels (``search.holdout``), None when it
+        has none. Host-side only: it is never part of the node's record, so no prompt and no
+        strategy can be given it."""
+        return self.held_out_score_in(self.node_dir(node_id))
+
+    def held_out_score_in(self, directory: Path) -> float | None:
+        """:meth:`held_out_score` of an execution's directory (a node's, or its re-run's)."""
+        data = run_files.read_json(directory / run_files.HELD_OUT, damaged_ok=True)
+        value = None if data is None else data.get("score")
+        return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
     # --- reading --------------------------------------------------------------------------
 

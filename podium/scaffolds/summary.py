@@ -11,11 +11,14 @@ import platform
 from typing import TYPE_CHECKING, Any
 
 from podium import __version__
+from podium.plugins.manager import ENTRY_POINT_GROUP
 from podium.records import utcnow
 from podium.scaffolds.journal import SCHEMA_VERSION
-from podium.scaffolds.run_files import RunSummary
+from podium.scaffolds.run_files import PluginVersion, RunSummary, SummaryVersions
+from podium.versions import loaded_plugin_packages, podium_source
 
 if TYPE_CHECKING:
+    from podium.records import Node
     from podium.scaffolds.loop import Search
 
 STATUS = {"interrupted": "interrupted", "error": "failed"}
@@ -26,7 +29,7 @@ def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any])
     RunSummary's first fields); ``stop_reason`` None means the run is still going (the summary
     is refreshed per node). Checked against the record's types as it is built."""
     tree = search.tree
-    final = search.final or search.parts.strategy.final_node(tree)
+    final = search.final or search.final_node()
     status = "running" if stop_reason is None else STATUS.get(stop_reason, "finished")
     return RunSummary.model_validate(
         {
@@ -39,6 +42,7 @@ def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any])
             "buggy_nodes": len(tree.buggy_nodes()),
             "best_node": final.id if final else None,
             "best_metric": final.metric.value if final and final.metric else None,
+            **_held_out(search, final),
             "final_reruns": [r.report() for r in search.reruns],
             "lower_is_better": tree.lower_is_better,
             "elapsed_s": round(search.elapsed(), 3),
@@ -46,12 +50,28 @@ def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any])
             "usage": search.spending.report(),
             "discarded_nodes": search.journal.discarded_count(),
             "updated_at": utcnow().isoformat(),
-            "versions": {
-                "podium": __version__,
-                "python": platform.python_version(),
-                "journal_schema": SCHEMA_VERSION,
-            },
+            "versions": code_versions(),
         }
+    )
+
+
+def code_versions() -> SummaryVersions:
+    """What wrote the run: Podium's version and source commit, Python, the journal's schema,
+    and every plugin package loaded through an entry point (see :mod:`podium.versions`)."""
+    podium = podium_source()
+    plugins = {
+        name: PluginVersion(
+            version=package.version, commit=package.source.commit, dirty=package.source.dirty
+        )
+        for name, package in loaded_plugin_packages(ENTRY_POINT_GROUP).items()
+    }
+    return SummaryVersions(
+        podium=__version__,
+        python=platform.python_version(),
+        journal_schema=SCHEMA_VERSION,
+        podium_commit=podium.commit,
+        podium_dirty=podium.dirty,
+        plugins=plugins,
     )
 
 
@@ -59,3 +79,10 @@ def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> 
     """:func:`build_summary` as the dict written to ``summary.json`` (the keys given, in the
     file's order)."""
     return build_summary(search, stop_reason, info).to_dict()
+
+
+def _held_out(search: Search, final: Node | None) -> dict[str, Any]:
+    """``best_held_out`` under ``search.holdout`` (the key is absent otherwise)."""
+    if search.parts.holdout is None:
+        return {}
+    return {"best_held_out": search.run_dir.held_out_score(final.id) if final else None}

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from podium.cli.app import app
 from podium.errors import UserError
-from tests.benchmarks.reports.fakes import Spec, write_sweep
+from tests.benchmarks.reports.fakes import Spec, tree, write_sweep
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +24,12 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_compare_prints_the_table_and_writes_the_report_into_the_sweep(sweep: Path) -> None:
     done = CliRunner().invoke(app, ["compare", str(sweep), "--baseline", "greedy"])
     assert done.exit_code == 0, done.output
-    rows = {line.split()[1]: line for line in done.output.splitlines() if "baseline" in line}
+    rows = {line.split()[0]: line for line in done.output.splitlines() if "baseline" in line}
     assert "100.0" in rows["greedy"] and "1/1" in rows["greedy"]
-    assert "-100.0 [-100.0, -100.0]" in done.output  # mcts − greedy, any medal (pp)
+    assert "-50.0 [-50.0, -50.0]" in done.output  # mcts − greedy, percentile
+    assert "caveat: mcts vs greedy (baseline): small n (only 1 task," in done.output
+    assert "details in summary.md" in done.output
+    assert max(map(len, done.output.splitlines())) <= 100  # a pipe: the tables fit 100
     assert "All 2 runs executed their code in the bwrap sandbox" in done.output
     assert f"report: {sweep / 'report'} (summary.json, summary.md, " in done.output
     assert (sweep / "report" / "summary.md").is_file()
@@ -48,3 +51,23 @@ def test_an_unknown_baseline_is_a_user_error_with_the_strategies(sweep: Path) ->
     done = CliRunner().invoke(app, ["compare", str(sweep), "--baseline", "beam"])
     assert isinstance(done.exception, UserError)
     assert done.exception.hint == "strategies present: greedy, mcts"
+
+
+def test_identical_trees_are_said_in_the_terminal_and_summary_md(tmp_path: Path) -> None:
+    runs: dict[tuple[str, str, int], Spec | str] = {
+        ("mini/a", strategy, seed): Spec(strategy=strategy, seed=seed, journal=tree(f"s{seed}"))
+        for strategy in ("greedy", "mcts")
+        for seed in (0, 1)
+    }
+    sweep = write_sweep(tmp_path, ["mini/a"], ["greedy", "mcts"], [0, 1], runs)
+    done = CliRunner().invoke(app, ["compare", str(sweep), "--baseline", "greedy"])
+    assert done.exit_code == 0, done.output
+    said = "2 of 2 pairs have identical trees: these strategies made the same choices there"
+    assert said in " ".join(done.output.split())  # the terminal wraps it at 100 columns
+    row = next(
+        line
+        for line in done.output.splitlines()
+        if line.startswith("mcts ") and "%" not in line and "identical" in line
+    )
+    assert "identical trees" in row and "+0.0 [+0.0, +0.0]" not in row
+    assert f"- **mcts vs greedy (baseline): {said}" in (sweep / "report" / "summary.md").read_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import podium
-from podium.scaffolds.final_choice import Rerun, pick, top_k
+from podium.scaffolds.final_choice import HeldOut, Rerun, best_held_out, pick, top_k
 from tests.scaffolds.strategies.trees import node, tree_of
 from tests.support import node_answers, run_config, solution, write_script
 
@@ -51,3 +51,16 @@ def test_a_lucky_score_loses_to_a_steady_one(tmp_path: Path, data_dir: Path) -> 
     rerun_output = (result.run_dir / "nodes" / "2" / "rerun" / "output.txt").read_text()
     assert "VALIDATION_METRIC: 0.5" in rerun_output
     assert '"node_id": 1' in (result.run_dir / "best" / "node.json").read_text()
+
+
+def test_on_held_out_scores_the_host_decides_and_unscored_nodes_never_win() -> None:
+    tree = tree_of(
+        node(1, metric=0.9), node(2, metric=0.5), node(3, metric=0.7), node(4, buggy=True)
+    )
+    scores = {1: 0.6, 2: 0.8, 4: 1.0}  # node 3 has none (its held-out rows were unusable)
+    held = HeldOut(of_node=scores.get, of_rerun={2: 0.7, 1: 0.65}.get)
+    assert [n.id for n in top_k(tree, 3, held)] == [2, 1]  # a buggy node is never a candidate
+    assert best_held_out(tree, held).id == 2  # type: ignore[union-attr]
+    assert best_held_out(tree, HeldOut(of_node=lambda i: None, of_rerun=lambda i: None)) is None
+    tied = HeldOut(of_node={1: 0.8, 2: 0.8, 3: 0.8}.get, of_rerun=lambda i: None)
+    assert [n.id for n in top_k(tree, 3, tied)] == [1, 3, 2]  # by validation metric then

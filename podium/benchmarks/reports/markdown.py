@@ -1,17 +1,26 @@
 """``summary.md``: the report's numbers as tables a paper or a pull request can quote.
 
-The cells are formatted by :func:`result_rows` and :func:`paired_rows`, which the terminal table
-(``podium compare``) uses too, so both always show the same numbers. Percentages are "mean ± SEM"
-over seeds (no "±" with a single seed); pass@n is pass@k at the largest k the seeds allow.
+The cells are formatted by :func:`result_rows` and :func:`paired_rows`, which the terminal
+tables (``podium compare``) use too, so both always show the same numbers; the terminal shows
+only the key columns of them (:data:`TERMINAL_RESULT_COLUMNS`, :data:`TERMINAL_PAIRED_COLUMNS`)
+and points to summary.md for the rest. Percentages are "mean ± SEM" over seeds (no "±" with a
+single seed); pass@n is pass@k at the largest k the seeds allow.
+
+What a reader must know before quoting a number is said next to it, never only in a footnote:
+a wall time whose runs had no comparable CPU share carries :data:`WALL_MARK` and the caveat
+under the tables; a comparison whose pairs built identical trees, or that has few tasks or
+seeds, carries flags in its row and its caveats under the paired table; a comparison whose
+every pair built identical trees shows "identical trees" instead of an interval of zeros.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from podium.benchmarks.reports.aggregate import ALL
 from podium.benchmarks.reports.disclosure import card_markdown
+from podium.benchmarks.reports.regret import REGRET_HEADERS, regret_rows
 
 RESULT_HEADERS = (
     "strategy",
@@ -35,24 +44,71 @@ PAIRED_HEADERS = (
     "strategy",
     "vs baseline",
     "model",
-    "pairs",
+    "pairs (tasks)",
     "Δ any medal (pp) [95% CI]",
     "Δ percentile [95% CI]",
+    "p (sign-flip)",
+    "p (sign test)",
     "wins / ties / losses",
+    "flags",
 )
+# The terminal's columns, by header: what fits 100 columns (the rest is in summary.md).
+TERMINAL_RESULT_COLUMNS = (
+    "strategy",
+    "model",
+    "any medal %",
+    "percentile",
+    "pass@1 %",
+    "runs done",
+)
+TERMINAL_PAIRED_COLUMNS = ("strategy", "model", "Δ percentile [95% CI]", "p", "w/t/l", "flags")
 TASK_HEADERS = (
     "task",
     "pairs",
+    "identical trees",
     "Δ any medal (pp)",
     "baseline percentile",
     "percentile",
     "Δ percentile",
 )
+POWER_HEADERS = (
+    "strategy",
+    "model",
+    "pairs",
+    "SD of Δ percentile",
+    "observed |Δ|",
+    "pairs needed",
+    "power now",
+    "pairs needed for Δ = 10",
+    "power now at Δ = 10",
+)
+RUN_REGRET_HEADERS = (
+    "task",
+    "strategy",
+    "model",
+    "seed",
+    "chosen by",
+    "chosen / best node",
+    "chosen score",
+    "best score",
+    "percentile chosen / best",
+    "regret (pct points)",
+    "medals lost",
+    "Spearman",
+)
 PLOT_TITLES = {
     "percentile_vs_step": "Best-so-far leaderboard percentile by step",
     "percentile_vs_time": "Best-so-far leaderboard percentile by wall time",
     "medal_rates": "Medal rates (mean ± SEM over seeds)",
+    "paired_differences": "Paired percentile differences against the baseline (95% CI)",
 }
+WALL_MARK = "†"  # a wall time that is not comparable (see the wall-time caveats)
+IDENTICAL = "identical trees"
+FLAGS_LEGEND = (
+    "flags: identical k/n = k of n pairs built the same search tree in both strategies; "
+    "small n = fewer than 5 tasks or seeds (the CI is too narrow: read p, an exact test)"
+)
+DETAILS = "details in summary.md"
 
 
 def splits(groups: list[dict[str, Any]]) -> list[str]:
@@ -63,17 +119,23 @@ def splits(groups: list[dict[str, Any]]) -> list[str]:
     return names
 
 
-def result_rows(groups: list[dict[str, Any]], split: str) -> list[list[str]]:
-    """One row of :data:`RESULT_HEADERS` per group that has ``split``."""
+def result_rows(
+    groups: list[dict[str, Any]], split: str, wall_marked: Collection[tuple[str, str]] = ()
+) -> list[list[str]]:
+    """One row of :data:`RESULT_HEADERS` per group that has ``split``; the wall time of a
+    (strategy, model) in ``wall_marked`` carries :data:`WALL_MARK`."""
     return [
-        _result_row(g["strategy"], g["model"], g["splits"][split])
+        _result_row(g["strategy"], g["model"], g["splits"][split], wall_marked)
         for g in groups
         if split in g["splits"]
     ]
 
 
-def _result_row(strategy: str, model: str, s: dict[str, Any]) -> list[str]:
+def _result_row(
+    strategy: str, model: str, s: dict[str, Any], wall_marked: Collection[tuple[str, str]]
+) -> list[str]:
     cost, runs = s["cost"], s["runs"]
+    wall = seconds(cost["mean_elapsed_s"])
     return [
         strategy,
         model,
@@ -87,10 +149,27 @@ def _result_row(strategy: str, model: str, s: dict[str, Any]) -> list[str]:
         stat(s["leaderboard_percentile"]),
         _usd(cost["mean_usd"]),
         _count(cost["mean_tokens"]),
-        seconds(cost["mean_elapsed_s"]),
+        f"{wall} {WALL_MARK}" if (strategy, model) in wall_marked else wall,
         _number(cost["mean_nodes"]),
         _rate(cost["buggy_rate"]),
         f"{runs['finished']}/{runs['expected']}",
+    ]
+
+
+def terminal_result_rows(groups: list[dict[str, Any]], split: str) -> list[list[str]]:
+    """One row of :data:`TERMINAL_RESULT_COLUMNS` per group that has ``split``: the same cells
+    as summary.md's, pass@1 alone."""
+    return [
+        [
+            g["strategy"],
+            g["model"],
+            stat(s["any_medal"]),
+            stat(s["leaderboard_percentile"]),
+            f"{s['pass_at_k']['1']:.1f}",
+            f"{s['runs']['finished']}/{s['runs']['expected']}",
+        ]
+        for g in groups
+        if (s := g["splits"].get(split)) is not None
     ]
 
 
@@ -101,12 +180,50 @@ def paired_rows(paired: dict[str, Any]) -> list[list[str]]:
             c["strategy"],
             c["baseline"],
             c["model"],
-            str(c["n_pairs"]),
-            _difference(c["any_medal_pp"]),
-            _difference(c["percentile"]),
+            f"{c['n_pairs']} ({c['n_tasks']})",
+            _difference(c, "any_medal_pp"),
+            _difference(c, "percentile"),
+            _permutation_p(c),
+            p_value(c["sign_test_p"]),
             f"{c['wins']} / {c['ties']} / {c['losses']}",
+            flags(c),
         ]
         for c in paired["comparisons"]
+    ]
+
+
+def terminal_paired_rows(paired: dict[str, Any]) -> list[list[str]]:
+    """One row of :data:`TERMINAL_PAIRED_COLUMNS` per comparison (p: the sign-flip test's)."""
+    return [
+        [
+            c["strategy"],
+            c["model"],
+            _difference(c, "percentile"),
+            p_value(c["permutation_p"]),
+            f"{c['wins']}/{c['ties']}/{c['losses']}",
+            flags(c),
+        ]
+        for c in paired["comparisons"]
+    ]
+
+
+def flags(c: dict[str, Any]) -> str:
+    """The short flags of a comparison (see :data:`FLAGS_LEGEND`); "-" when there is none."""
+    found = []
+    if c["identical_trees"]:
+        found.append(f"identical {c['identical_trees']}/{c['n_pairs']}")
+    if any(caveat.startswith("small n") for caveat in c["caveats"]):
+        found.append("small n")
+    return ", ".join(found) or "-"
+
+
+def comparison_notes(paired: dict[str, Any]) -> list[str]:
+    """Every caveat of every comparison, each naming its comparison (for summary.md and the
+    terminal)."""
+    return [
+        f"{c['strategy']} vs {c['baseline']} ({c['model']}): {caveat}"
+        for c in paired["comparisons"]
+        for caveat in c["caveats"]
     ]
 
 
@@ -123,6 +240,20 @@ def seconds(value: float | None) -> str:
     if value < 120:
         return f"{value:.0f}s"
     return f"{value / 60:.1f}m" if value < 7200 else f"{value / 3600:.1f}h"
+
+
+def p_value(value: float | None) -> str:
+    """Three decimals; "< 0.001" below (an exact test's smallest p is 2⁻ⁿ, never 0)."""
+    if value is None:
+        return "-"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _permutation_p(c: dict[str, Any]) -> str:
+    """The sign-flip p, saying so when it is a Monte Carlo estimate (more than 20 pairs)."""
+    method = c.get("permutation_method") or ""
+    estimated = " (Monte Carlo)" if method.startswith("Monte Carlo") else ""
+    return p_value(c["permutation_p"]) + estimated
 
 
 def _pass(values: dict[str, float]) -> str:
@@ -146,9 +277,14 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
 
 
-def _difference(value: dict[str, Any] | None) -> str:
+def _difference(c: dict[str, Any], key: str) -> str:
+    """``mean [low, high]``; "identical trees" when every pair built the same tree (the
+    interval would be a point at 0, which reads as a tight null result and is none)."""
+    value = c[key]
     if value is None:
         return "-"
+    if c["all_identical"]:
+        return IDENTICAL
     low, high = value["ci95"]
     return f"{value['mean_diff']:+.1f} [{low:+.1f}, {high:+.1f}]"
 
@@ -165,26 +301,24 @@ def _line(cells: Sequence[str]) -> str:
 
 
 def summary_markdown(data: dict[str, Any]) -> str:
-    """The whole summary.md for a report's data (see ``report.build_report``)."""
-    parts = ["# Podium report\n", _sources(data)]
-    for split in splits(data["groups"]):
-        title = "All tasks" if split == ALL else f"Split: {split}"
-        parts.append(f"## {title}\n\n" + table(RESULT_HEADERS, result_rows(data["groups"], split)))
-    if data.get("paired"):
-        parts.append(_paired_section(data["paired"]))
-    if data["plots"]:
-        parts.append(
-            "## Plots\n\n"
-            + "\n".join(f"![{PLOT_TITLES.get(n, n)}]({f})\n" for n, f in data["plots"].items())
-        )
-    if data["notes"]:
-        parts.append("## Notes\n\n" + "".join(f"- {n}\n" for n in data["notes"]))
-    parts.append(card_markdown(data["disclosure"]))
-    return "\n".join(parts)
+    """The whole summary.md for a report's data (see ``report.build_report``): its sections in
+    order, each from its own function, so a new section slots in between them."""
+    sections: list[Callable[[dict[str, Any]], str | None]] = [
+        _sources,
+        _results,
+        _wall_section,
+        _paired_or_none,
+        _regret_section,
+        _plots,
+        _notes,
+        lambda d: card_markdown(d["disclosure"]),
+    ]
+    return "\n".join(part for section in sections if (part := section(data)) is not None)
 
 
 def _sources(data: dict[str, Any]) -> str:
     lines = [
+        "# Podium report\n",
         "Runs from: " + ", ".join(f"`{s}`" for s in data["sources"]),
         "",
         "Percentages are mean ± SEM over seeds; a missing, failed or unfinished run counts "
@@ -194,27 +328,156 @@ def _sources(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _results(data: dict[str, Any]) -> str:
+    marked = wall_marked(data)
+    parts = []
+    for split in splits(data["groups"]):
+        title = "All tasks" if split == ALL else f"Split: {split}"
+        rows = result_rows(data["groups"], split, marked)
+        parts.append(f"## {title}\n\n" + table(RESULT_HEADERS, rows))
+    return "\n".join(parts)
+
+
+def wall_marked(data: dict[str, Any]) -> set[tuple[str, str]]:
+    """The (strategy, model) groups whose wall time is not comparable (see report.wall_time)."""
+    wall = data.get("wall_time") or {}
+    return {(g["strategy"], g["model"]) for g in wall.get("groups", []) if not g["comparable"]}
+
+
+def _wall_section(data: dict[str, Any]) -> str | None:
+    caveats = (data.get("wall_time") or {}).get("caveats") or []
+    if not caveats:
+        return None
+    lines = [f"{WALL_MARK} **Wall time is not comparable here:**", ""]
+    lines.extend(f"- {c}" for c in caveats)
+    return "\n".join(lines) + "\n"
+
+
+def _paired_or_none(data: dict[str, Any]) -> str | None:
+    return _paired_section(data["paired"]) if data.get("paired") else None
+
+
+def _regret_section(data: dict[str, Any]) -> str | None:
+    """Selection regret, per strategy then per run (post-hoc: see ``reports.regret``)."""
+    selection = data.get("selection_regret")
+    if not selection or not selection["runs"]:
+        return None
+    per_run = [
+        [
+            r["task"],
+            r["strategy"],
+            r["model"],
+            str(r["seed"]),
+            str(r["chosen_by"]),
+            f"{r['chosen_node']} / {r['best_node']}",
+            _score(r["chosen_score"]),
+            _score(r["best_score"]),
+            f"{r['chosen_percentile']:.1f} / {r['best_percentile']:.1f}",
+            f"{r['regret_percentile']:.1f}",
+            str(r["medals_lost"]),
+            "-" if r["rank_correlation"] is None else f"{r['rank_correlation']:+.2f}",
+        ]
+        for r in selection["runs"]
+    ]
+    return "\n".join(
+        [
+            "## Selection regret (post-hoc)\n",
+            f"{selection['label']} Regret: the best node's leaderboard percentile minus the "
+            "chosen node's (mean ± SEM over runs); medals lost: gold 3, silver 2, bronze 1, none "
+            "0; Spearman: rank correlation of the good nodes' validation metrics with their test "
+            "scores.\n",
+            table(REGRET_HEADERS, regret_rows(selection)),
+            "### Per run\n",
+            table(RUN_REGRET_HEADERS, per_run),
+        ]
+    )
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.6g}"
+
+
+def _plots(data: dict[str, Any]) -> str | None:
+    if not data["plots"]:
+        return None
+    return "## Plots\n\n" + "\n".join(
+        f"![{PLOT_TITLES.get(n, n)}]({f})\n" for n, f in data["plots"].items()
+    )
+
+
+def _notes(data: dict[str, Any]) -> str | None:
+    if not data["notes"]:
+        return None
+    return "## Notes\n\n" + "".join(f"- {n}\n" for n in data["notes"])
+
+
 def _paired_section(paired: dict[str, Any]) -> str:
     parts = [
         f"## Paired comparison against `{paired['baseline']}`\n",
         "Differences are strategy − baseline over the same (task, seed) pairs; 95% CIs "
-        "from a cluster bootstrap over tasks.\n",
+        "from a cluster bootstrap over tasks. p: exact two-sided tests of the per-pair "
+        "percentile differences (sign-flip permutation over all 2ⁿ sign assignments, or a "
+        "seeded Monte Carlo beyond 20 pairs; sign test with ties dropped). "
+        f"{FLAGS_LEGEND[0].upper()}{FLAGS_LEGEND[1:]}.\n",
         table(PAIRED_HEADERS, paired_rows(paired)),
     ]
-    for c in paired["comparisons"]:
-        rows = [
-            [
-                t["task"],
-                str(t["pairs"]),
-                f"{t['any_medal_pp']:+.1f}",
-                f"{t['baseline_percentile']:.1f}",
-                f"{t['percentile']:.1f}",
-                f"{t['percentile_diff']:+.1f}",
-            ]
-            for t in c["per_task"]
-        ]
-        parts.append(
-            f"### `{c['strategy']}` vs `{c['baseline']}` ({c['model']}), per task\n\n"
-            + table(TASK_HEADERS, rows)
-        )
+    notes = comparison_notes(paired)
+    if notes:
+        parts.append("**Caveats:**\n\n" + "".join(f"- **{n}**\n" for n in notes))
+    parts.append(_power_section(paired))
+    parts.extend(_task_table(c) for c in paired["comparisons"])
     return "\n".join(parts)
+
+
+def _power_section(paired: dict[str, Any]) -> str:
+    rows = []
+    for c in paired["comparisons"]:
+        power = c["power"]
+        if power is None:
+            rows.append([c["strategy"], c["model"], str(c["n_pairs"]), *["-"] * 6])
+            continue
+        observed, fixed = power["observed"], power["fixed"]
+        rows.append(
+            [
+                c["strategy"],
+                c["model"],
+                str(power["n_pairs"]),
+                f"{power['sd']:.1f}",
+                f"{observed['delta']:.1f}",
+                _needed(observed["pairs_needed"]),
+                f"{100 * observed['power_now']:.0f}%",
+                _needed(fixed["pairs_needed"]),
+                f"{100 * fixed['power_now']:.0f}%",
+            ]
+        )
+    return (
+        "### Power\n\n"
+        "(task, seed) pairs needed to detect a difference of Δ percentile points at α = 0.05 "
+        "(two-sided) with 80% power, at the observed per-pair SD of the difference (ddof=1), "
+        "and the power the comparison has now. Normal approximation (a z-test with the SD "
+        "taken as known): n = ⌈((z₀.₉₇₅ + z₀.₈) · SD / Δ)²⌉; it ignores that the SD is "
+        "estimated and that seeds of a task are correlated, so read it as an order of "
+        "magnitude.\n\n" + table(POWER_HEADERS, rows)
+    )
+
+
+def _needed(value: int | None) -> str:
+    return "∞ (Δ = 0)" if value is None else str(value)
+
+
+def _task_table(c: dict[str, Any]) -> str:
+    rows = [
+        [
+            t["task"],
+            str(t["pairs"]),
+            str(t.get("identical_trees", 0)),
+            f"{t['any_medal_pp']:+.1f}",
+            f"{t['baseline_percentile']:.1f}",
+            f"{t['percentile']:.1f}",
+            f"{t['percentile_diff']:+.1f}",
+        ]
+        for t in c["per_task"]
+    ]
+    return f"### `{c['strategy']}` vs `{c['baseline']}` ({c['model']}), per task\n\n" + table(
+        TASK_HEADERS, rows
+    )

@@ -4,12 +4,24 @@
   best-so-far leaderboard percentile of every run with a ``curve.json`` (one task × seed each),
   resampled on a common grid (steps 1..the longest run; time: evenly spaced points from 0 to the
   longest run), holding a run's last value after it ends and 0 before its first node; drawn as
-  the median over runs with the 25–75 % band.
+  the median over runs with the 25–75 % band. "Best so far" is by *validation metric*: each
+  point is the test percentile of the node with the best validation metric so far, so a curve
+  can drop (a later node with a better validation metric can have a worse test percentile);
+  the subtitle says so. Lines never hide one another: each group has its own line style and
+  marker, is drawn with some transparency, and is shifted by a small deterministic offset
+  ("dodge": :data:`DODGE_POINTS` percentile points up and :data:`DODGE_X` of the x span right
+  between neighbours), so groups with the same curve show as parallel lines, not one.
 * ``medal_rates.png``: any / gold / silver / bronze medal % per group (split "all"), with SEM
-  error bars (none with a single seed).
+  error bars (none with a single seed) clipped to [0, 100] (a rate cannot leave them); the y
+  axis leaves headroom above 100 so nothing is cut; n (tasks × seeds) under each group.
+* ``paired_differences.png`` (with a baseline): a forest plot, per comparison the mean paired
+  percentile difference with its 95% CI, its tasks' mean differences in light rows beneath, a
+  line at 0; each label gives n pairs and n tasks, and a comparison with identical trees is
+  marked (with every pair identical there is no interval to draw: it says so instead).
 
-Plots never fail a report: without curves the curve plots are skipped with a note, and a plot
-that cannot be drawn for any other reason is skipped with a note naming the error.
+Every figure states its n. Plots never fail a report: without curves the curve plots are
+skipped with a note, and a plot that cannot be drawn for any other reason is skipped with a
+note naming the error.
 """
 
 from __future__ import annotations
@@ -30,14 +42,23 @@ if TYPE_CHECKING:
 STEP = "percentile_vs_step"
 TIME = "percentile_vs_time"
 MEDALS = "medal_rates"
-PLOTS = (STEP, TIME, MEDALS)
+PAIRED = "paired_differences"
+PLOTS = (STEP, TIME, MEDALS, PAIRED)
 TIME_POINTS = 200
+SIZE = (7.5, 4.5)  # inches, at DPI
+DPI = 110
 MEDAL_BARS = (
     ("any_medal", "any"),
     ("gold_medal", "gold"),
     ("silver_medal", "silver"),
     ("bronze_medal", "bronze"),
 )
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DODGE_POINTS = 1.0  # percentile points between neighbouring groups' curves
+DODGE_X = 0.01  # the share of the x axis's span between neighbouring groups' curves
+MARKS_PER_LINE = 8
+IDENTICAL_COLOR = "tab:orange"
 Curve = Sequence[CurvePoint]
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
 
@@ -50,8 +71,11 @@ class Plots:
     notes: list[str] = field(default_factory=list)
 
 
-def write_plots(runs: RunSet, groups: list[dict[str, Any]], out: Path) -> Plots:
-    """Draw every plot into ``out`` (an existing dir), replacing older ones of the same names."""
+def write_plots(
+    runs: RunSet, groups: list[dict[str, Any]], out: Path, paired: dict[str, Any] | None = None
+) -> Plots:
+    """Draw every plot into ``out`` (an existing dir), replacing older ones of the same names;
+    the forest plot only with a ``paired`` comparison (see ``reports.paired``)."""
     plots = Plots()
     for name in PLOTS:
         (out / f"{name}.png").unlink(missing_ok=True)
@@ -65,6 +89,10 @@ def write_plots(runs: RunSet, groups: list[dict[str, Any]], out: Path) -> Plots:
         _draw(plots, out, STEP, lambda ax: _curve_plot(ax, curves, "step"))
         _draw(plots, out, TIME, lambda ax: _curve_plot(ax, curves, "time"))
     _draw(plots, out, MEDALS, lambda ax: _medal_plot(ax, groups))
+    if paired:
+        rows = forest_rows(paired)
+        height = max(SIZE[1], 1.6 + 0.32 * len(rows))
+        _draw(plots, out, PAIRED, lambda ax: _forest_plot(ax, rows, paired), (9.0, height))
     return plots
 
 
@@ -96,6 +124,13 @@ def curve_end(curves: Sequence[Curve], axis: str) -> float:
     return max(ends, default=1.0)
 
 
+def dodge(index: int, count: int) -> float:
+    """The offset factor of group ``index`` of ``count``: centred on 0, one unit between
+    neighbours (−0.5, +0.5 for two groups; 0 for one), so the same groups always land in the
+    same places."""
+    return index - (count - 1) / 2
+
+
 def _xs(curve: Curve, axis: str) -> Matrix:
     return np.array([p.step if axis == "step" else p.elapsed_s for p in curve], dtype=float)
 
@@ -108,17 +143,23 @@ def _hold(x: Matrix, y: Matrix, grid: Matrix) -> Matrix:
     return np.where(idx >= 0, y[np.clip(idx, 0, None)], 0.0)
 
 
-def _draw(plots: Plots, out: Path, name: str, draw: Callable[[Axes], None]) -> None:
+def _draw(
+    plots: Plots,
+    out: Path,
+    name: str,
+    draw: Callable[[Axes], None],
+    size: tuple[float, float] = SIZE,
+) -> None:
     path = out / f"{name}.png"
     try:
         # matplotlib loads here, not with the module: importing the reports costs no plot time.
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        figure = Figure(figsize=(7.5, 4.5), layout="constrained")
+        figure = Figure(figsize=size, layout="constrained")
         FigureCanvasAgg(figure)
         draw(figure.add_subplot())
-        figure.savefig(path, dpi=110)
+        figure.savefig(path, dpi=DPI)
     except Exception as exc:  # a plot must never fail the report (see the module doc)
         path.unlink(missing_ok=True)
         plots.notes.append(f"plot {name} skipped: {type(exc).__name__}: {exc}")
@@ -126,37 +167,187 @@ def _draw(plots: Plots, out: Path, name: str, draw: Callable[[Axes], None]) -> N
     plots.files[name] = path.name
 
 
+# --- curves ----------------------------------------------------------------------------------
+
+
 def _curve_plot(ax: Axes, curves: dict[str, list[Curve]], axis: str) -> None:
-    """Every group on one grid (to the longest run of any group), so the lines compare."""
+    """Every group on one grid (to the longest run of any group), so the lines compare; each
+    dodged, styled and marked apart (see the module doc)."""
     end = max(curve_end(group, axis) for group in curves.values())
-    for label, group in curves.items():
+    x_unit = DODGE_X * max(end - (1.0 if axis == "step" else 0.0), 1.0)
+    count = len(curves)
+    for i, (label, group) in enumerate(curves.items()):
         grid, values = resample(group, axis, end)
         low, median, high = np.percentile(values, [25, 50, 75], axis=0)
-        marker = "o" if len(grid) == 1 else None
+        shift = dodge(i, count)
+        xs, ys = grid + shift * x_unit, median + shift * DODGE_POINTS
         (line,) = ax.plot(
-            grid,
-            median,
+            xs,
+            ys,
             drawstyle="steps-post",
-            marker=marker,
-            label=f"{label} ({len(group)} runs)",
+            linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+            marker=MARKERS[i % len(MARKERS)],
+            markevery=_mark_every(len(grid), i),
+            markersize=5,
+            linewidth=1.8,
+            alpha=0.85,
+            zorder=3 + count - i,
+            label=f"{label} (n = {len(group)} runs)",
         )
-        ax.fill_between(grid, low, high, step="post", alpha=0.2, color=line.get_color())
+        ax.fill_between(xs, low, high, step="post", alpha=0.12, color=line.get_color())
+    runs = sum(len(group) for group in curves.values())
     ax.set_xlabel("step (finished nodes)" if axis == "step" else "wall time (s)")
-    ax.set_ylabel("best-so-far leaderboard percentile")
-    ax.set_ylim(0, 100)
-    ax.set_title("median and 25–75% band over runs (task × seed)")
-    ax.legend(fontsize="small")
+    ax.set_ylabel("leaderboard percentile of the best-so-far node")
+    ax.set_ylim(-2 - DODGE_POINTS * count / 2, 102 + DODGE_POINTS * count / 2)
+    ax.set_title(
+        f"median and 25–75% band over n = {runs} runs (task × seed)\n"
+        "best so far by validation metric, so a curve can drop: a node with a better "
+        "validation\nmetric can score a worse test percentile than an earlier best. "
+        f"Lines are offset {DODGE_POINTS:g} point apart so none hides another.",
+        fontsize="small",
+    )
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=1)
+    ax.grid(alpha=0.3)
+
+
+def _mark_every(points: int, index: int) -> tuple[int, int] | None:
+    """Markers on about :data:`MARKS_PER_LINE` points, each group starting elsewhere so their
+    markers do not stack; every point when there are few."""
+    if points <= MARKS_PER_LINE:
+        return None
+    every = max(1, points // MARKS_PER_LINE)
+    return (index * every // len(MARKERS) % every, every)
+
+
+# --- medal rates -----------------------------------------------------------------------------
 
 
 def _medal_plot(ax: Axes, groups: list[dict[str, Any]]) -> None:
-    labels = [f"{g['strategy']}\n{g['model']}" for g in groups]
+    labels = [_group_label(g) for g in groups]
     width = 0.8 / len(MEDAL_BARS)
+    top = 100.0
     for i, (key, name) in enumerate(MEDAL_BARS):
         stats = [g["splits"]["all"][key] for g in groups]
+        means = np.array([s["mean"] for s in stats], dtype=float)
+        sems = np.array([s["sem"] or 0.0 for s in stats], dtype=float)
+        below, above = clipped_errors(means, sems)
         xs = np.arange(len(groups)) + (i - (len(MEDAL_BARS) - 1) / 2) * width
-        errors = [s["sem"] or 0.0 for s in stats]
-        ax.bar(xs, [s["mean"] for s in stats], width, yerr=errors, capsize=3, label=name)
+        ax.bar(xs, means, width, yerr=np.vstack([below, above]), capsize=3, label=name)
+        top = max(top, float(np.max(means + sems, initial=0.0)))
     ax.set_xticks(np.arange(len(groups)), labels)
     ax.set_ylabel("% of tasks (mean ± SEM over seeds)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize="small")
+    ax.set_ylim(0, top + 5)
+    ax.axhline(100, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_title("medal rates, split all; n = tasks × seeds per group", fontsize="small")
+    ax.legend(
+        fontsize="small", ncols=len(MEDAL_BARS), loc="lower center", bbox_to_anchor=(0.5, 1.06)
+    )
+
+
+def clipped_errors(means: Matrix, sems: Matrix) -> tuple[Matrix, Matrix]:
+    """Error bar lengths below and above each mean: ± SEM, clipped so the bar stays within
+    [0, 100] (a rate cannot leave it)."""
+    return np.minimum(sems, means), np.minimum(sems, 100.0 - means)
+
+
+def _group_label(group: dict[str, Any]) -> str:
+    s = group["splits"]["all"]
+    n = s["n_tasks"] * s["n_seeds"]
+    return f"{group['strategy']}\n{group['model']}\nn = {n} ({s['n_tasks']} × {s['n_seeds']})"
+
+
+# --- paired differences ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One row of the forest plot: a comparison (``ci`` its interval) or one of its tasks."""
+
+    label: str
+    mean: float
+    ci: tuple[float, float] | None
+    comparison: bool
+    identical: bool  # the row's pairs include identical trees
+    all_identical: bool
+
+
+def forest_rows(paired: dict[str, Any]) -> list[ForestRow]:
+    """Top to bottom: each comparison, then its tasks."""
+    rows = []
+    for c in paired["comparisons"]:
+        if c["percentile"] is None:
+            continue
+        low, high = c["percentile"]["ci95"]
+        rows.append(
+            ForestRow(
+                _comparison_label(c),
+                c["percentile"]["mean_diff"],
+                (low, high),
+                comparison=True,
+                identical=c["identical_trees"] > 0,
+                all_identical=c["all_identical"],
+            )
+        )
+        for t in c["per_task"]:
+            same = t.get("identical_trees", 0)
+            rows.append(
+                ForestRow(
+                    f"{t['task']} ({t['pairs']} pairs{f', {same} identical' if same else ''})",
+                    t["percentile_diff"],
+                    None,
+                    comparison=False,
+                    identical=same > 0,
+                    all_identical=same == t["pairs"],
+                )
+            )
+    return rows
+
+
+def _comparison_label(c: dict[str, Any]) -> str:
+    label = (
+        f"{c['strategy']} vs {c['baseline']}\n{c['model']}\n"
+        f"n = {c['n_pairs']} pairs, {c['n_tasks']} tasks"
+    )
+    if c["identical_trees"]:
+        label += f"; identical trees {c['identical_trees']}/{c['n_pairs']}"
+    return label
+
+
+def _row_color(row: ForestRow) -> str:
+    return IDENTICAL_COLOR if row.identical else ("black" if row.comparison else "grey")
+
+
+def _forest_plot(ax: Axes, rows: list[ForestRow], paired: dict[str, Any]) -> None:
+    ys = np.arange(len(rows))[::-1].astype(float)
+    for y, row in zip(ys, rows, strict=True):
+        color = _row_color(row)
+        if row.comparison and row.all_identical:
+            ax.plot([row.mean], [y], "o", mfc="white", color=color, markersize=8)
+            ax.annotate(
+                "identical trees: no interval",
+                (row.mean, y),
+                xytext=(8, 0),
+                textcoords="offset points",
+                va="center",
+                color=color,
+                fontsize="small",
+            )
+        elif row.comparison and row.ci is not None:
+            low, high = row.ci
+            xerr = [[row.mean - low], [high - row.mean]]
+            ax.errorbar([row.mean], [y], xerr=xerr, fmt="D", color=color, capsize=4, ms=7)
+        else:
+            ax.plot([row.mean], [y], "o", color=color, alpha=0.55, markersize=4)
+    ax.axvline(0, color="grey", linewidth=1, linestyle="--")
+    ax.set_yticks(ys, [r.label for r in rows])
+    for tick, row in zip(ax.get_yticklabels(), rows, strict=True):
+        tick.set_fontsize("small" if row.comparison else "x-small")
+        tick.set_color(_row_color(row))
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(f"Δ leaderboard percentile (strategy − {paired['baseline']}), points")
+    ax.figure.suptitle(
+        "Paired Δ percentile: mean with 95% cluster-bootstrap CI (tasks resampled)\n"
+        "grey: per-task means; orange: includes pairs whose two runs built identical trees",
+        fontsize="small",
+    )
+    ax.grid(axis="x", alpha=0.3)

@@ -8,6 +8,11 @@ once graded (MLE-bench's report plus ``leaderboard_percentile``), and, when a sw
 (an ungraded task, a run made by ``podium run``), never corrupt: a file that exists but cannot
 be parsed is a UserError naming it.
 
+The journal (``journal.sqlite``) gives the run's search-tree fingerprint (:func:`tree_fingerprint`),
+so a report can tell two runs that made exactly the same choices. It is the one file read
+leniently: a journal that is missing, of another schema, or unreadable leaves the fingerprint
+None ("not checked"), because the tree is a check on the numbers, not one of them.
+
 Grades: ``grade.json`` wins over the ``grade`` section of ``summary.json`` (which holds fewer
 fields). A run's grade counts only when the run finished: a failed, interrupted or still-running
 run counts as no medal, invalid, percentile 0 (:meth:`Run.outcome`), as MLE-bench counts a run
@@ -16,15 +21,19 @@ without a result, so failures cannot flatter a strategy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from podium.benchmarks.grading import SUMMARY_FIELDS
 from podium.benchmarks.reports.files import read_object, read_optional_object, read_toml
-from podium.errors import UserError
-from podium.scaffolds import SUBMISSION, RunDir, RunSummary, run_files
+from podium.errors import RunDirError, UserError
+from podium.records import Node
+from podium.scaffolds import SUBMISSION, Journal, RunDir, RunSummary, run_files
 
 MEDALS = ("gold", "silver", "bronze")
 OUTCOMES = SUMMARY_FIELDS  # the boolean outcomes a report counts, as seed_summary does
@@ -93,6 +102,16 @@ class Run:
     config: dict[str, Any]
     host: dict[str, Any] | None
     curve: tuple[CurvePoint, ...] | None
+    tree: str | None = None  # tree_fingerprint of its journal; None: no readable journal
+
+    @property
+    def cpu_share(self) -> float | None:
+        """Cores the run had to itself, as its ``host.json`` recorded (``cpu_share``); None
+        when it did not record one (a report may still derive it from the sweep's executor)."""
+        value = (self.host or {}).get("cpu_share")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            return None
+        return float(value)
 
     @property
     def cell(self) -> Cell:
@@ -189,6 +208,7 @@ def _record(rd: RunDir, summary: RunSummary, grade: dict[str, Any]) -> Run:
         config=read_toml(rd.config),
         host=read_optional_object(rd.root / run_files.HOST),
         curve=_curve(rd.root / run_files.CURVE),
+        tree=read_tree_fingerprint(rd),
     )
 
 
@@ -239,3 +259,37 @@ def _curve(path: Path) -> tuple[CurvePoint, ...] | None:
             hint="curve.json holds {'points': [{'step', 'elapsed_s', 'percentile'}, ...]}",
         ) from None
     return tuple(sorted(points, key=lambda p: p.step))
+
+
+def tree_fingerprint(nodes: Iterable[Node]) -> str:
+    """A SHA-256 digest of a search tree: per node, in the order given (the journal's node
+    order), its code, parent ids, operator and validation metric value (None without one).
+
+    Two runs with the same fingerprint proposed the same code in the same places of the same
+    tree and measured the same metrics: they made the same choices. Plans, outputs, timings and
+    usage are left out: they differ between identical trees (wall time, the model's wording).
+    """
+    digest = hashlib.sha256()
+    for node in nodes:
+        metric = node.metric.value if node.metric is not None else None
+        record = [node.code, list(node.parent_ids), node.operator, metric]
+        digest.update(json.dumps(record, separators=(",", ":")).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def read_tree_fingerprint(rd: RunDir) -> str | None:
+    """The :func:`tree_fingerprint` of the run's journal (all its nodes, in id order); None
+    when there is no journal or it cannot be read (see the module doc)."""
+    if not rd.journal.is_file():
+        return None
+    try:
+        journal = Journal.open(rd.journal)
+    except (RunDirError, sqlite3.Error):
+        return None
+    try:
+        return tree_fingerprint(journal.nodes())
+    except (sqlite3.Error, ValueError):  # a damaged row, a record this Podium cannot parse
+        return None
+    finally:
+        journal.close()

@@ -5,33 +5,52 @@ baseline) leaves an older report in place. ``summary.json`` holds every number o
 ``summary.md`` and more (per-seed values, the per-run list, the disclosure card); its
 ``format`` key marks it as a report, so a later ``podium compare`` over the same folder never
 mistakes it for a run's summary.json.
+
+Wall time per run compares strategies only when their runs had the same CPU share (cores per
+run): :func:`wall_time` says, per (strategy, model), whether they did, from each run's
+``host.json`` ``cpu_share``, else its sweep executor's ``cpus_per_run``, else "unknown"; and
+when a sweep ran ``parallel`` runs that needed more than the machine's ``cpus``, they shared
+cores, whatever they were promised. The result table marks a wall time that is not comparable
+(``†``) and summary.md says why; no run means no wall time, and nothing to mark.
+
+The terminal gets the key columns only (:func:`summary_table`, :func:`paired_table`), sized to
+fit :data:`TERMINAL_WIDTH` columns without wrapping a cell, and the caveats
+(:func:`report_caveats`); summary.md has everything.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from podium.benchmarks.reports.aggregate import ALL, aggregate
 from podium.benchmarks.reports.disclosure import disclosure
 from podium.benchmarks.reports.markdown import (
-    PAIRED_HEADERS,
-    RESULT_HEADERS,
-    paired_rows,
-    result_rows,
+    DETAILS,
+    FLAGS_LEGEND,
+    TERMINAL_PAIRED_COLUMNS,
+    TERMINAL_RESULT_COLUMNS,
+    comparison_notes,
     splits,
     summary_markdown,
+    terminal_paired_rows,
+    terminal_result_rows,
 )
 from podium.benchmarks.reports.paired import paired
 from podium.benchmarks.reports.plots import write_plots
-from podium.benchmarks.reports.record import Cell
-from podium.benchmarks.reports.runs import RunSet, load_runs
+from podium.benchmarks.reports.record import Cell, Run
+from podium.benchmarks.reports.regret import regret_rows, selection_regret
+from podium.benchmarks.reports.runs import Manifest, RunSet, load_runs
 from podium.errors import UserError
 from podium.records import utcnow
 
@@ -40,6 +59,8 @@ REPORT_FORMAT = "podium-report/1"
 # ``format`` key tells them apart, reports.record.is_run_summary), so it is not run_files.SUMMARY.
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
+TERMINAL_WIDTH = 100  # the terminal tables fit this many columns
+MODEL_MIN = 12  # a model name cut to fit the terminal keeps at least this many characters
 
 
 @dataclass(frozen=True)
@@ -67,14 +88,16 @@ def build_report(dirs: Sequence[Path], out: Path, baseline: str | None = None) -
         "created_at": utcnow().isoformat(),
         "sources": [str(d) for d in dirs],
         "groups": aggregate(runs),
+        "wall_time": wall_time(runs),
         "paired": paired(runs, baseline) if baseline is not None else None,
+        "selection_regret": selection_regret(runs),
         "disclosure": disclosure(runs),
         "runs": run_rows(runs),
     }
     _make_dir(out)
-    plots = write_plots(runs, data["groups"], out)
+    plots = write_plots(runs, data["groups"], out, data["paired"])
     data["plots"] = plots.files
-    data["notes"] = [*runs.notes, *plots.notes]
+    data["notes"] = [*runs.notes, *data["selection_regret"]["notes"], *plots.notes]
     _write(out / SUMMARY_JSON, json.dumps(data, indent=2) + "\n")
     _write(out / SUMMARY_MD, summary_markdown(data))
     files = [out / SUMMARY_JSON, out / SUMMARY_MD, *(out / f for f in plots.files.values())]
@@ -109,8 +132,123 @@ def _run_row(runs: RunSet, cell: Cell) -> dict[str, Any]:
             nodes=run.nodes,
             buggy=run.buggy,
             sandboxed=run.sandboxed,
+            tree=run.tree,
         )
     return row
+
+
+# --- wall-time comparability -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CpuShare:
+    """The cores a run had: ``cores`` None when unknown; ``shared`` (the machine's cores, the
+    runs at once) when parallel runs were given more cores than the machine had."""
+
+    cores: float | None
+    shared: tuple[float, int] | None = None
+
+
+def wall_time(runs: RunSet) -> dict[str, Any]:
+    """Whether wall times per run can be compared: ``{"comparable", "groups": [{"strategy",
+    "model", "runs", "cpu_shares": {cores: runs}, "unknown", "shared": [...], "comparable"}],
+    "caveats": [...]}``. A group is comparable when each of its runs had a known CPU share, none
+    shared cores with other runs, all had the same, and that share is every comparable group's
+    (wall times of groups with different shares do not compare either)."""
+    manifests = _manifests_by_run(runs)
+    shares: dict[tuple[str, str], list[CpuShare]] = {}
+    for strategy, model in runs.groups():
+        existing = [r for c in runs.cells(strategy, model) if (r := runs.run(c)) is not None]
+        shares[strategy, model] = [cpu_share(r, manifests.get(r.path.resolve())) for r in existing]
+    groups = [_wall_group(s, m, found) for (s, m), found in shares.items()]
+    common = {next(iter(g["cpu_shares"])) for g in groups if g["comparable"] and g["runs"]}
+    if len(common) > 1:
+        for group in groups:
+            group["comparable"] = False
+    every = [share for found in shares.values() for share in found]
+    caveats = _wall_caveats(every) if not all(g["comparable"] for g in groups) else []
+    return {"comparable": not caveats, "groups": groups, "caveats": caveats}
+
+
+def cpu_share(run: Run, manifest: Manifest | None) -> CpuShare:
+    """The run's CPU share: its host.json's ``cpu_share``, else its sweep executor's
+    ``cpus_per_run``, else unknown. When its sweep ran ``parallel`` > 1 runs at once, the runs
+    shared the machine's cores (the run's host.json ``cpus``, else the manifest's hardware)
+    whatever the share says: no executor pins a run to its cores (``cpus_per_run`` is what runs
+    are scheduled by, not a limit: no CPU affinity, no quota), and a solution's numpy or
+    scikit-learn uses every core it can see. Identical trees that took 101 s and 91 s side by
+    side are that noise."""
+    executor = (manifest.data.get("executor") if manifest else None) or {}
+    share = run.cpu_share or _number(executor.get("cpus_per_run"))
+    if share is None:
+        return CpuShare(None)
+    parallel = _number(executor.get("parallel"))
+    if parallel is not None and parallel > 1:
+        hardware = (manifest.data.get("hardware") if manifest else None) or {}
+        cores = _number((run.host or {}).get("cpus")) or _number(hardware.get("cpus"))
+        cores = cores or share * parallel
+        return CpuShare(min(share, cores / parallel), shared=(cores, int(parallel)))
+    return CpuShare(share)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return float(value)
+
+
+def _manifests_by_run(runs: RunSet) -> dict[Path, Manifest]:
+    """Each sweep run dir (resolved) → the manifest that lists it."""
+    found: dict[Path, Manifest] = {}
+    for manifest in runs.manifests:
+        for entry in manifest.data.get("runs") or []:
+            if isinstance(entry, dict) and entry.get("path"):
+                found.setdefault((manifest.path.parent / str(entry["path"])).resolve(), manifest)
+    return found
+
+
+def _wall_group(strategy: str, model: str, shares: list[CpuShare]) -> dict[str, Any]:
+    known = Counter(_cores(s.cores) for s in shares if s.cores is not None)
+    shared = Counter(s.shared for s in shares if s.shared is not None)
+    unknown = sum(s.cores is None for s in shares)
+    return {
+        "strategy": strategy,
+        "model": model,
+        "runs": len(shares),
+        "cpu_shares": dict(known),
+        "unknown": unknown,
+        "shared": [{"cores": c, "parallel": p, "runs": n} for (c, p), n in shared.items()],
+        "comparable": not shares or (not unknown and not shared and len(known) == 1),
+    }
+
+
+def _cores(value: float) -> str:
+    return f"{value:g}"
+
+
+def _wall_caveats(shares: list[CpuShare]) -> list[str]:
+    caveats = [
+        f"wall time compared across runs that shared {_cores(cores)} cores among {parallel} "
+        f"parallel runs ({_runs(n)}): not comparable"
+        for (cores, parallel), n in Counter(s.shared for s in shares if s.shared).items()
+    ]
+    unknown = sum(s.cores is None for s in shares)
+    if unknown:
+        caveats.append(
+            f"wall time of {_runs(unknown)} has no known CPU share (no cpu_share in host.json, "
+            "no sweep executor to derive it from): not comparable"
+        )
+    known = Counter(_cores(s.cores) for s in shares if s.cores is not None)
+    if len(known) > 1:
+        listed = ", ".join(f"{c} cores per run: {_runs(n)}" for c, n in sorted(known.items()))
+        caveats.append(
+            f"wall time compared across runs with different CPU shares ({listed}): not comparable"
+        )
+    return caveats
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def _make_dir(out: Path) -> None:
@@ -143,19 +281,80 @@ def report_splits(report: Report) -> list[str]:
 
 
 def summary_table(report: Report, split: str = ALL) -> Table:
-    """The result table (same cells as summary.md's) for a terminal."""
-    table = Table(*RESULT_HEADERS, title=f"{split} tasks" if split == ALL else f"split {split}")
-    for row in result_rows(report.data["groups"], split):
-        table.add_row(*row)
-    return table
+    """The result table's key columns (the same cells as summary.md's) for a terminal."""
+    title = f"{split} tasks" if split == ALL else f"split {split}"
+    return _terminal_table(
+        TERMINAL_RESULT_COLUMNS, terminal_result_rows(report.data["groups"], split), title
+    )
 
 
 def paired_table(report: Report) -> Table | None:
-    """The paired comparison (None when the report has none)."""
+    """The paired comparison's key columns (None when the report has none)."""
     paired_data = report.data.get("paired")
     if not paired_data:
         return None
-    table = Table(*PAIRED_HEADERS, title=f"paired against {paired_data['baseline']}")
-    for row in paired_rows(paired_data):
+    return _terminal_table(
+        TERMINAL_PAIRED_COLUMNS,
+        terminal_paired_rows(paired_data),
+        f"paired against {paired_data['baseline']}",
+        f"p: exact sign-flip test; {FLAGS_LEGEND}; {DETAILS}",
+    )
+
+
+REGRET_COLUMNS = ("strategy", "model", "runs", "regret (pct points)", "not best", "medals lost")
+
+
+def regret_table(report: Report) -> Table | None:
+    """Selection regret per strategy (None when no run has it): post-hoc, said in the title."""
+    selection = report.data.get("selection_regret")
+    if not selection or not selection["groups"]:
+        return None
+    rows = [[r[0], r[1], r[2], r[4], r[5], r[6]] for r in regret_rows(selection)]
+    return _terminal_table(REGRET_COLUMNS, rows, "selection regret (post-hoc: no search used it)")
+
+
+def report_caveats(report: Report) -> list[str]:
+    """What the terminal must say beside the tables: the comparisons' caveats (identical trees,
+    small n) and the wall-time caveats, as summary.md says them."""
+    paired_data = report.data.get("paired")
+    notes = comparison_notes(paired_data) if paired_data else []
+    notes.extend((report.data.get("wall_time") or {}).get("caveats") or [])
+    return notes
+
+
+def _terminal_table(
+    headers: Sequence[str], rows: list[list[str]], title: str, caption: str = DETAILS
+) -> Table:
+    """A table that fits :data:`TERMINAL_WIDTH` columns with no cell wrapped: when its natural
+    width is more, model names are cut (with "…", to no fewer than :data:`MODEL_MIN`
+    characters; their full names are in summary.md). Every column is no_wrap, so anything
+    still too wide is cut by rich, never wrapped onto a second line."""
+    table = _table(headers, rows, title, caption)
+    excess = _natural_width(table) - TERMINAL_WIDTH
+    if excess > 0 and "model" in headers and rows:
+        i = headers.index("model")
+        limit = max(MODEL_MIN, max(len(r[i]) for r in rows) - excess)
+        rows = [[_cut(c, limit) if j == i else c for j, c in enumerate(r)] for r in rows]
+        table = _table(headers, rows, title, caption)
+    return table
+
+
+def _table(headers: Sequence[str], rows: list[list[str]], title: str, caption: str) -> Table:
+    # No side edges and one space of padding, so columns cost two characters between them.
+    table = Table(
+        title=title, caption=caption, box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1, 0, 0)
+    )
+    for header in headers:
+        table.add_column(header, no_wrap=True, overflow="ellipsis")
+    for row in rows:
         table.add_row(*row)
     return table
+
+
+def _natural_width(table: Table) -> int:
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, table).maximum
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,17 +1,22 @@
 """Fake run dirs and sweep dirs for report tests: every file a report reads, written in one
 place with the layout ``podium run`` and ``podium bench`` use (summary.json, grade.json,
-config.toml, host.json, curve.json; sweep.json)."""
+config.toml, host.json, curve.json, journal.sqlite; sweep.json). The journal is written by the
+real :class:`~podium.scaffolds.Journal`, as a run writes it."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+from podium.records import Metric, Node, NodeState
+from podium.scaffolds import Journal, RunDir
 
 HOST = {
     "cpu": "Fake CPU 3000",
@@ -22,6 +27,24 @@ HOST = {
     "python": "3.11.7",
 }
 MEDALS = ("gold", "silver", "bronze")
+EXECUTOR = {"name": "local", "parallel": 2, "cpus_per_run": 1, "gpus_per_run": 0}
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One journal node: its operator, parents (node ids, 1-based), code and validation metric
+    (None: buggy)."""
+
+    operator: str = "draft"
+    parents: tuple[int, ...] = ()
+    code: str = "print(1)\n"
+    metric: float | None = 0.5
+
+
+def tree(*codes: str) -> list[TreeNode]:
+    """A small tree: a draft per code after the first, which each later node improves."""
+    first, *rest = codes
+    return [TreeNode(code=first), *(TreeNode("improve", (1,), code) for code in rest)]
 
 
 @dataclass
@@ -52,6 +75,7 @@ class Spec:
     search: dict[str, Any] = field(default_factory=lambda: {"num_drafts": 2})
     host: dict[str, Any] | None = field(default_factory=lambda: dict(HOST))
     curve: list[tuple[int, float, float]] | None = None
+    journal: Sequence[TreeNode] | None = None  # None: the run dir has no journal.sqlite
 
     @property
     def dirname(self) -> str:
@@ -84,7 +108,35 @@ def write_run(path: Path, spec: Spec) -> Path:
             path / "curve.json",
             {"lower_is_better": False, "leaderboard_entries": 100, "points": points},
         )
+    if spec.journal is not None:
+        write_journal(path, spec.journal)
     return path
+
+
+def write_journal(path: Path, nodes: Sequence[TreeNode]) -> None:
+    """The run dir's journal holding ``nodes`` (ids 1.., all finished), written through the
+    journal's own API as the search loop writes it (begin, then update when done)."""
+    journal = Journal.create(RunDir(path).journal, {"podium_version": "test", "task_id": "fake"})
+    rng = random.Random(0).getstate()
+    try:
+        for node_id, spec in enumerate(nodes, start=1):
+            node = Node(id=node_id, parent_ids=spec.parents, operator=spec.operator)
+            journal.begin(node, rng, rng, elapsed_s=float(node_id))
+            metric = (
+                None if spec.metric is None else Metric(value=spec.metric, lower_is_better=False)
+            )
+            done = node.model_copy(
+                update={
+                    "state": NodeState.DONE,
+                    "step": node_id,
+                    "code": spec.code,
+                    "metric": metric,
+                    "is_buggy": metric is None,
+                }
+            )
+            journal.update(done, elapsed_s=float(node_id))
+    finally:
+        journal.close()
 
 
 def write_sweep(
@@ -94,10 +146,11 @@ def write_sweep(
     seeds: Sequence[int],
     runs: Mapping[tuple[str, str, int], Spec | str],
     models: Sequence[str] = ("baseline",),
+    executor: Mapping[str, Any] | None = EXECUTOR,
 ) -> Path:
     """A sweep dir with the full grid in sweep.json. ``runs`` maps (task, strategy, seed) to the
     run to write, or to a manifest state (a cell without a run dir); unlisted cells are
-    ``pending`` without a run dir."""
+    ``pending`` without a run dir. ``executor``: the manifest's (None: left out)."""
     entries = []
     for task, strategy, model, seed in itertools.product(tasks, strategies, models, seeds):
         spec_or_state = runs.get((task, strategy, seed), "pending")
@@ -131,7 +184,7 @@ def write_sweep(
             "models": list(models),
             "seeds": list(seeds),
         },
-        "executor": {"name": "local", "parallel": 2, "cpus_per_run": 1, "gpus_per_run": 0},
+        "executor": dict(executor) if executor is not None else None,
         "hardware": {**HOST, "cpu": "Driver CPU"},
         "runs": entries,
     }

@@ -1,11 +1,16 @@
-"""The report's plots: curve resampling by hand, valid PNGs, and plots that never fail a report."""
+"""The report's plots: curve resampling by hand, valid PNGs, and plots that never fail a report;
+what each figure says (n, the dodge that keeps lines apart, headroom above 100, the forest's
+rows and its marks for identical trees)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from podium.benchmarks.reports import plots
 from podium.benchmarks.reports.record import CurvePoint
@@ -64,3 +69,113 @@ def test_a_plot_that_fails_is_only_a_note(tmp_path: Path, monkeypatch: pytest.Mo
     assert "plot medal_rates skipped: ValueError: bad data" in result.notes
     assert not (tmp_path / "out" / "medal_rates.png").exists()
     assert (tmp_path / "out" / "summary.md").is_file()
+
+
+def _axes() -> Axes:
+    return Figure().add_subplot()
+
+
+def test_curves_never_hide_one_another() -> None:
+    ax = _axes()
+    same = [LONG, SHORT]
+    plots._curve_plot(ax, {"greedy / m": same, "mcts / m": same, "beam / m": same}, "step")
+    lines = ax.get_lines()
+    assert len({line.get_linestyle() for line in lines}) == 3
+    assert len({line.get_marker() for line in lines}) == 3
+    ys = [np.asarray(line.get_ydata(), dtype=float) for line in lines]
+    xs = [np.asarray(line.get_xdata(), dtype=float) for line in lines]
+    assert np.allclose(ys[1] - ys[0], plots.DODGE_POINTS)  # the same curve, a point apart
+    assert np.allclose(ys[0] + ys[2], 2 * ys[1])  # centred on the middle group
+    assert np.all(xs[1] > xs[0])
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert labels == ["greedy / m (n = 2 runs)", "mcts / m (n = 2 runs)", "beam / m (n = 2 runs)"]
+    assert "n = 6 runs" in ax.get_title() and "by validation metric" in ax.get_title()
+    assert "can drop" in ax.get_title()
+
+
+def test_dodge_is_centred_and_deterministic() -> None:
+    assert [plots.dodge(i, 1) for i in range(1)] == [0.0]
+    assert [plots.dodge(i, 2) for i in range(2)] == [-0.5, 0.5]
+    assert [plots.dodge(i, 3) for i in range(3)] == [-1.0, 0.0, 1.0]
+
+
+def test_medal_error_bars_stay_within_0_and_100() -> None:
+    below, above = plots.clipped_errors(np.array([75.0, 5.0, 50.0]), np.array([40.0, 10.0, 0.0]))
+    assert below.tolist() == [40.0, 5.0, 0.0] and above.tolist() == [25.0, 10.0, 0.0]
+
+
+def _group(strategy: str, any_medal: float, sem: float | None) -> dict[str, Any]:
+    value = {"mean": any_medal, "sem": sem}
+    zero = {"mean": 0.0, "sem": None}
+    return {
+        "strategy": strategy,
+        "model": "m",
+        "splits": {
+            "all": {
+                "n_tasks": 3,
+                "n_seeds": 2,
+                "any_medal": value,
+                "gold_medal": value,
+                "silver_medal": zero,
+                "bronze_medal": zero,
+            }
+        },
+    }
+
+
+def test_the_medal_axis_has_headroom_and_n_under_each_group() -> None:
+    ax = _axes()
+    plots._medal_plot(ax, [_group("greedy", 100.0, 0.0), _group("mcts", 90.0, 20.0)])
+    assert ax.get_ylim() == (0.0, 115.0)  # max(100, 90 + 20) + 5: nothing is cut at 100
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks == ["greedy\nm\nn = 6 (3 × 2)", "mcts\nm\nn = 6 (3 × 2)"]
+
+
+def _comparison(identical: int, pairs: int = 4) -> dict[str, Any]:
+    return {
+        "strategy": "mcts",
+        "baseline": "greedy",
+        "model": "m",
+        "n_pairs": pairs,
+        "n_tasks": 2,
+        "identical_trees": identical,
+        "all_identical": identical == pairs,
+        "percentile": {"mean_diff": 5.0, "ci95": [0.0, 10.0]},
+        "per_task": [
+            {"task": "mini/a", "pairs": 2, "percentile_diff": 0.0, "identical_trees": 2},
+            {"task": "mini/b", "pairs": 2, "percentile_diff": 10.0, "identical_trees": 0},
+        ],
+    }
+
+
+def test_the_forest_has_a_row_per_comparison_and_task_with_n() -> None:
+    rows = plots.forest_rows({"baseline": "greedy", "comparisons": [_comparison(2)]})
+    assert [r.label for r in rows] == [
+        "mcts vs greedy\nm\nn = 4 pairs, 2 tasks; identical trees 2/4",
+        "mini/a (2 pairs, 2 identical)",
+        "mini/b (2 pairs)",
+    ]
+    assert [(r.mean, r.ci, r.identical) for r in rows] == [
+        (5.0, (0.0, 10.0), True),
+        (0.0, None, True),
+        (10.0, None, False),
+    ]
+
+
+def test_a_comparison_of_identical_trees_draws_no_interval() -> None:
+    paired = {"baseline": "greedy", "comparisons": [_comparison(4)]}
+    ax = _axes()
+    plots._forest_plot(ax, plots.forest_rows(paired), paired)
+    assert [t.get_text() for t in ax.texts] == ["identical trees: no interval"]
+    assert ax.get_xlabel() == "Δ leaderboard percentile (strategy − greedy), points"
+
+
+def test_the_forest_is_drawn_only_with_a_baseline(report: Report, tmp_path: Path) -> None:
+    assert (report.out / "paired_differences.png").read_bytes().startswith(PNG)
+    write_run(tmp_path / "runs" / "r", Spec())
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "paired_differences.png").write_bytes(PNG)  # an older report's
+    result = build_report([tmp_path / "runs"], out)
+    assert "paired_differences" not in result.data["plots"]
+    assert not (out / "paired_differences.png").exists()
