@@ -31,7 +31,13 @@ from podium.api.config import (
     validate_config,
 )
 from podium.api.signals import two_stage_stop
-from podium.benchmarks import make_holdout, resolve_task, selection_report
+from podium.benchmarks import (
+    check_holdout,
+    holdout_made,
+    make_holdout,
+    resolve_task,
+    selection_report,
+)
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
 from podium.interfaces import SUBMISSION, Backend, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import (
@@ -157,6 +163,10 @@ async def _run(
     await parts.sandbox.environment()  # a broken sandbox.python stops here, before any file
     task = parts.task
     rd = existing or RunDir(default_run_dir(cfg, task))
+    if existing is not None:  # before config.toml is rewritten with the changes
+        _keeps_its_holdout(cfg, existing, task)
+    elif cfg.search.holdout:  # refused before the run dir exists
+        check_holdout(task, cfg.search.holdout, cfg.seed)
     journal = _open_journal(rd, cfg, task, created=existing is None)
     try:
         task = _hold_out(cfg, parts, rd)
@@ -201,6 +211,21 @@ async def _run(
         await parts.aclose()
         journal.close()
         rd.unlock()
+
+
+def _keeps_its_holdout(cfg: RunConfig, rd: RunDir, task: Task) -> None:
+    """A resumed run keeps what it started with: a holdout is neither dropped (its next nodes
+    would train on the held-out labels), nor added halfway, nor changed (checked against its
+    ``split.json``)."""
+    had = holdout_made(rd.holdout)
+    if had != bool(cfg.search.holdout):
+        raise RunDirError(
+            f"{rd.root} was started {'with' if had else 'without'} search.holdout; a resumed "
+            "run cannot " + ("drop it" if had else "add one"),
+            hint="resume it as it was started, or start a new run",
+        )
+    if had:
+        make_holdout(task, rd.holdout, cfg.search.holdout, cfg.seed)  # reads, never writes
 
 
 def _hold_out(cfg: RunConfig, parts: SearchParts, rd: RunDir) -> Task:

@@ -11,7 +11,7 @@ from podium.benchmarks.grading import (
     rank_score,
     seed_summary,
 )
-from podium.benchmarks.holdout import make_holdout
+from podium.benchmarks.holdout import check_holdout, holdout_made, make_holdout
 from podium.benchmarks.mlebench_submissions import find_run_dirs, mlebench_jsonl
 from podium.benchmarks.resolve import resolve_task
 from podium.benchmarks.selection import selection_report
@@ -20,9 +20,11 @@ __all__ = [
     "FolderBenchmark",
     "FolderTask",
     "aggregate_reports",
+    "check_holdout",
     "default_data_dir",
     "find_run_dirs",
     "grade_submission",
+    "holdout_made",
     "load_folder_task",
     "make_holdout",
     "medal_thresholds",

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +75,9 @@ class FolderTask(Task):
     leaderboard: list[float]
     task_type: str = "unknown"
     complexity: str | None = None
+    _grader_checks: dict[Path, GraderWorker] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def competition_id(self) -> str:
@@ -99,7 +101,12 @@ class FolderTask(Task):
         before the grader or pandas read it; the grader gets ``GRADER_DEADLINE_S`` (then the
         verdict is "unknown"), the structural check ``STRUCTURAL_DEADLINE_S`` (then the file
         passes unchecked, logged): at most about a minute whatever the file."""
-        sample = self.sample_submission
+        return self.check_against(path, self.sample_submission)
+
+    def check_against(self, path: Path, sample: Path) -> str | None:
+        """:meth:`check_submission` for the rows another sample submission lists (a host-held
+        holdout's): the same bounds, grader and structural check, with ``sample`` for the
+        task's own sample."""
         limits = bounds(sample)
         data = read_handed_over(path, limits.max_bytes)
         if isinstance(data, str):
@@ -107,23 +114,27 @@ class FolderTask(Task):
         problem = bound_problem(data, len(data), limits)
         if problem is not None:
             return problem
-        verdict = self._grader_check.verdict(data, timeout_s=GRADER_DEADLINE_S)
+        worker = self._grader_for(sample)
+        verdict = worker.verdict(data, timeout_s=GRADER_DEADLINE_S)
         if verdict.outcome != "unknown":
             return verdict.reason if verdict.outcome == "invalid" else None
-        keys = self._grader_check.keys
-        return check(data, sample, limits.max_bytes, keys=keys, timeout_s=STRUCTURAL_DEADLINE_S)
+        return check(data, sample, limits.max_bytes, keys=worker.keys,
+                     timeout_s=STRUCTURAL_DEADLINE_S)  # fmt: skip
 
     def warm_up(self) -> None:
-        self._grader_check.start()
+        self._grader_for(self.sample_submission).start()
 
     def grader_source(self) -> GraderSource:
         """Where the format check's worker loads this task's grade function from."""
         return GraderSource(str(self.config["grader"]["grade_fn"]), str(self.folder))
 
-    @cached_property
-    def _grader_check(self) -> GraderWorker:
-        keys = key_columns(self.sample_submission)
-        return GraderWorker(self.grader_source(), self.sample_submission, keys)
+    def _grader_for(self, sample: Path) -> GraderWorker:
+        """One grader worker per sample, started on first use and kept for the run."""
+        worker = self._grader_checks.get(sample)
+        if worker is None:
+            worker = GraderWorker(self.grader_source(), sample, key_columns(sample))
+            self._grader_checks[sample] = worker
+        return worker
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
         """MLE-bench's grading: the task's own grade_fn on the private answers."""

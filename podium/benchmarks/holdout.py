@@ -2,7 +2,7 @@
 
 Why: a node's validation metric is the agent's own, on its own split of a training set that may
 be small, so the node with the best validation metric is often not the best on the test set
-(*selection regret*, see ``podium.api.selection``). Choosing the final node on labels the
+(*selection regret*, see ``podium.benchmarks.selection``). Choosing the final node on labels the
 agent never saw, scored by the task's own grader, removes the agent's noise from the choice.
 
 How, for a task whose public data is a training table, a test table and a sample submission
@@ -12,10 +12,23 @@ the others the targets, found in the training table and not in the test table), 
 
 * ``public/``: what the agent gets instead of the task's public data: ``train.csv`` without the
   held-out rows, ``test.csv`` with their features mixed in (a seeded order), a sample
-  submission with a row for each of them, every other file as it is;
+  submission with a row for each of them. A task whose public data holds any other file is
+  refused: a file handed over as it is could carry the held-out rows' labels;
 * ``answers/``: the held-out rows' ids and targets in the private answers' format (the sample's
   columns; a task whose answers have other columns is refused), where no sandbox binds them;
+* ``checks/``: a sample submission of the held-out rows alone, which the format check holds
+  a submission's held-out rows to (every row once, no empty value...);
 * ``split.json``: the share, the seed, the held-out ids' digest and the source files' digests.
+
+A submission is taken apart with the ``csv`` module, within the task's submission bounds
+(``podium.submission_check.bounds``: size, header width) checked first, so a hostile file costs
+what a valid one does; its cells are written back as they were read. Ids are compared as text,
+except that ASCII integers compare as integers (``7`` and ``7.0`` are one id).
+
+What a holdout cannot hide: the held-out rows keep their ids. When the test ids lie outside the
+training ids' range (``ids_reveal_split`` in ``split.json``), a solution can tell the held-out
+rows from the test rows, and a model that learns from the id (a leak) scores on them what it
+will not score on the test set. The run says so when it starts.
 
 The split is a function of the public files, the share and the run's seed, written once: a
 resumed run reuses it (and refuses when the task's data has changed since), a replayed run makes
@@ -28,12 +41,16 @@ split of a series leaks the future.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
+import logging
 import os
+import re
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,15 +62,19 @@ from podium.benchmarks.folder import FolderTask, read_handed_over
 from podium.errors import TaskError
 from podium.interfaces import HeldOutScore, Holdout, Task
 from podium.records import GradeReport
-from podium.submission_check import bounds
+from podium.submission_check import bound_problem, bounds
 
+log = logging.getLogger("podium.benchmarks")
 FORMAT = "podium-holdout/1"
 TRAIN, TEST = "train.csv", "test.csv"
 SPLIT = "split.json"
-PUBLIC, ANSWERS = "public", "answers"
+PUBLIC, ANSWERS, CHECKS = "public", "answers", "checks"
 MAX_SHARE = 0.5
-HINT = "search.holdout needs a task with train.csv, test.csv and a sample submission"
+HINT = (
+    "search.holdout needs a task whose public data is train.csv, test.csv and a sample submission"
+)
 SEED_SALT = 0x401D  # the split's RNG differs from every other use of the run's seed
+_INTEGER = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
 
 
 @dataclass(frozen=True)
@@ -69,23 +90,42 @@ class Split:
     def public(self) -> Path:
         return self.root / PUBLIC
 
-    @property
-    def answers_dir(self) -> Path:
-        return self.root / ANSWERS
+
+@dataclass(frozen=True)
+class _Plan:
+    """A split computed, not yet written: the tables as text cells."""
+
+    train: pd.DataFrame  # the kept training rows
+    test: pd.DataFrame  # the test rows and the held-out rows' features, mixed
+    sample: pd.DataFrame  # a row for each row of ``test``
+    answers: pd.DataFrame  # the held-out rows' ids and targets
+    id_column: str
+    record: dict[str, Any]
+
+
+def check_holdout(task: Task, share: float, seed: int) -> None:
+    """Raise the TaskError :func:`make_holdout` would, without writing anything (a new run
+    checks before it creates its directory, so a refused split leaves nothing behind)."""
+    _plan(_splittable(task, share), share, seed)
+
+
+def holdout_made(root: Path) -> bool:
+    """Whether ``root`` holds a split (a run that has one keeps it)."""
+    return (root / SPLIT).is_file()
 
 
 def make_holdout(task: Task, root: Path, share: float, seed: int) -> HostHoldout:
     """The run's holdout in ``root`` (made now, or the one made before: see the module doc).
     Raises TaskError, one line with a hint, for a task it cannot split or a changed task."""
     folder = _splittable(task, share)
-    sources = _sources(folder)
-    expected = {"share": share, "seed": seed, "sources": sources}
+    expected = {"share": share, "seed": seed, "sources": _sources(folder)}
     if (root / SPLIT).is_file():
         return HostHoldout(folder, _reuse(root, expected))
+    plan = _plan(folder, share, seed)
     staging = root.with_name(f"{root.name}.tmp-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        _write_split(folder, staging, share, seed, sources)
+        _write(folder, plan, staging)
         os.replace(staging, root)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
@@ -102,16 +142,26 @@ def _splittable(task: Task, share: float) -> FolderTask:
     if "series" in task.task_type or "forecast" in task.task_type:
         raise TaskError(f"{task.id} is a time series: a random holdout would leak the future",
                         hint="run it without search.holdout")  # fmt: skip
-    for path in (task.public_dir / TRAIN, task.public_dir / TEST, task.sample_submission):
-        if not path.is_file():
+    for path in _tables(task):
+        if not path.is_file() or path.parent != task.public_dir:
             raise TaskError(f"{task.id}: search.holdout found no {path.name} in its public data",
                             hint=HINT)  # fmt: skip
+    others = sorted(p.name for p in task.public_dir.iterdir() if p not in _tables(task))
+    if others:
+        raise TaskError(
+            f"{task.id}: its public data holds more than the three tables ({', '.join(others[:3])}"
+            f"{', ...' if len(others) > 3 else ''}), which could carry the held-out rows' labels",
+            hint=HINT,
+        )
     return task
 
 
+def _tables(task: FolderTask) -> tuple[Path, Path, Path]:
+    return task.public_dir / TRAIN, task.public_dir / TEST, task.sample_submission
+
+
 def _sources(task: FolderTask) -> dict[str, str]:
-    files = (task.public_dir / TRAIN, task.public_dir / TEST, task.sample_submission)
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in _tables(task)}
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -119,20 +169,18 @@ def _read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def _write_split(
-    task: FolderTask, root: Path, share: float, seed: int, sources: dict[str, str]
-) -> None:
+def _plan(task: FolderTask, share: float, seed: int) -> _Plan:
     train, test, sample = (_read(p) for p in _tables(task))
     id_column, targets = _columns(task, train, test, sample)
-    rng = np.random.default_rng((seed, SEED_SALT))
     n = round(share * len(train))
     if n < 1 or len(train) - n < 2:
-        raise TaskError(f"{task.id}: {len(train)} training rows cannot spare {share:.0%}",
+        raise TaskError(f"{task.id}: {len(train)} training rows cannot spare a share of {share:g}",
                         hint="raise search.holdout, or leave it off")  # fmt: skip
+    rng = np.random.default_rng((seed, SEED_SALT))
     held = np.sort(rng.permutation(len(train))[:n])
     kept = np.setdiff1d(np.arange(len(train)), held)
     holdout = train.iloc[held]
-    _check_ids(task, holdout[id_column], test[id_column])
+    _check_ids(task, train[id_column], test[id_column])
     mixed = pd.concat([test, holdout[list(test.columns)]], ignore_index=True)
     mixed = mixed.iloc[rng.permutation(len(mixed))].reset_index(drop=True)
     defaults = sample.iloc[0][targets] if len(sample) else pd.Series(dict.fromkeys(targets, "0"))
@@ -140,23 +188,27 @@ def _write_split(
     for column in targets:
         given = dict(zip(sample[id_column], sample[column], strict=True))
         new_sample[column] = [given.get(i, defaults[column]) for i in mixed[id_column]]
-    public, answers = root / PUBLIC, root / ANSWERS
-    _copy_public(task.public_dir, public, skip={TRAIN, TEST, task.sample_submission.name})
-    answers.mkdir(parents=True)
-    train.iloc[kept].to_csv(public / TRAIN, index=False)
-    mixed.to_csv(public / TEST, index=False)
-    new_sample.to_csv(public / task.sample_submission.name, index=False)
-    holdout[[id_column, *targets]].to_csv(answers / task.answers.name, index=False)
     ids = sorted(str(i) for i in holdout[id_column])
     record = {
         "format": FORMAT, "share": share, "seed": seed, "rows": n, "train_rows": len(train),
-        "id_column": id_column, "ids_sha256": _digest(ids), "sources": sources, "ids": ids,
+        "id_column": id_column, "ids_sha256": _digest(ids), "sources": _sources(task),
+        "ids_reveal_split": _ranges_apart(train[id_column], test[id_column]), "ids": ids,
     }  # fmt: skip
-    (root / SPLIT).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    answers = holdout[[id_column, *targets]]
+    return _Plan(train.iloc[kept], mixed, new_sample, answers, id_column, record)
 
 
-def _tables(task: FolderTask) -> tuple[Path, Path, Path]:
-    return task.public_dir / TRAIN, task.public_dir / TEST, task.sample_submission
+def _write(task: FolderTask, plan: _Plan, root: Path) -> None:
+    for folder in (PUBLIC, ANSWERS, CHECKS):
+        (root / folder).mkdir(parents=True)
+    sample_name = task.sample_submission.name
+    plan.train.to_csv(root / PUBLIC / TRAIN, index=False)
+    plan.test.to_csv(root / PUBLIC / TEST, index=False)
+    plan.sample.to_csv(root / PUBLIC / sample_name, index=False)
+    plan.answers.to_csv(root / ANSWERS / task.answers.name, index=False)
+    held = plan.sample[plan.sample[plan.id_column].isin(set(plan.answers[plan.id_column]))]
+    held.to_csv(root / CHECKS / sample_name, index=False)
+    (root / SPLIT).write_text(json.dumps(plan.record, indent=1) + "\n", encoding="utf-8")
 
 
 def _columns(
@@ -178,30 +230,22 @@ def _columns(
     return id_column, targets
 
 
-def _check_ids(task: FolderTask, held: pd.Series, test: pd.Series) -> None:
-    if held.duplicated().any() or held.isin(set(test)).any():
+def _check_ids(task: FolderTask, train: pd.Series, test: pd.Series) -> None:
+    """Every training id distinct from the others and from every test id, as the split
+    compares them (:func:`_id_key`): else a held-out row could not be told from a test row."""
+    train_keys, test_keys = train.map(_id_key), set(test.map(_id_key))
+    if train_keys.duplicated().any() or train_keys.isin(test_keys).any():
         raise TaskError(f"{task.id}: the training ids repeat or occur in test.csv: "
                         "held-out rows could not be told apart", hint=HINT)  # fmt: skip
 
 
-def _copy_public(source: Path, target: Path, skip: set[str]) -> None:
-    """Every other public file, hard-linked where the filesystem allows (data can be large),
-    else copied; links are not followed (the task's data is the host's, but a link could
-    point anywhere)."""
-
-    def link_or_copy(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst, follow_symlinks=False)
-        except OSError:
-            shutil.copy2(src, dst, follow_symlinks=False)
-
-    shutil.copytree(
-        source,
-        target,
-        symlinks=True,
-        ignore=lambda d, names: [n for n in names if Path(d) == source and n in skip],
-        copy_function=link_or_copy,
-    )
+def _ranges_apart(train: pd.Series, test: pd.Series) -> bool | None:
+    """Whether integer ids of the test rows lie all above or all below the training ids' (a
+    solution can then tell held-out rows from test rows); None for ids that are not integers."""
+    if not all(_INTEGER.fullmatch(str(v).strip()) for v in (*train, *test)) or test.empty:
+        return None
+    a, b = train.map(_id_key).astype(int), test.map(_id_key).astype(int)
+    return bool(b.min() > a.max() or b.max() < a.min())
 
 
 def _digest(ids: list[str]) -> str:
@@ -227,6 +271,38 @@ def _reuse(root: Path, expected: dict[str, Any]) -> Split:
     return Split(root, str(record["id_column"]), frozenset(ids), record)
 
 
+def _id_key(value: Any) -> str:
+    """An id as the split compares it: an ASCII integer (``7``, ``+7``, ``7.0``) as its
+    integer, anything else as its text without surrounding spaces."""
+    text = str(value).strip()
+    if _INTEGER.fullmatch(text):
+        return str(int(text.split(".")[0]))
+    return text
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """A submission taken apart: its header, its own rows and its held-out rows (text cells)."""
+
+    header: list[str]
+    own: list[list[str]]
+    held: list[list[str]]
+
+    def own_csv(self) -> bytes:
+        return _csv(self.header, self.own)
+
+    def held_csv(self) -> bytes:
+        return _csv(self.header, self.held)
+
+
+def _csv(header: list[str], rows: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
 class HostHoldout(Holdout):
     """The split of one run, and what the loop asks of it (see ``Holdout``)."""
 
@@ -234,42 +310,78 @@ class HostHoldout(Holdout):
         self.inner, self.split = inner, split
         self.task: Task = HeldOutTask(inner, split, self)
         self.sample = split.public / inner.sample_submission.name
-        self.answers = split.answers_dir / inner.answers.name
+        self.held_sample = split.root / CHECKS / inner.sample_submission.name
+        self.answers = split.root / ANSWERS / inner.answers.name
+        self.keys = {_id_key(i) for i in split.ids}
+        if split.record.get("ids_reveal_split"):
+            log.warning(
+                "the test ids of %s lie outside its training ids: a solution can tell the "
+                "held-out rows from the test rows by their ids",
+                inner.id,
+            )
 
     def describe(self) -> dict[str, Any]:
         r = self.split.record
         keys = ("share", "seed", "rows", "train_rows", "id_column", "ids_sha256")
-        return {k: r[k] for k in keys}
+        return {**{k: r[k] for k in keys}, "ids_reveal_split": r.get("ids_reveal_split")}
 
-    def parts(self, data: bytes) -> tuple[pd.DataFrame, pd.DataFrame] | str:
-        """A submission's own rows and its held-out rows (text cells), or why not."""
-        try:
-            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            return f"the submission cannot be read as CSV: {str(exc).splitlines()[0][:200]}"
-        column = self.split.id_column
-        if column not in frame.columns:
-            return f"the submission has no {column!r} column"
-        keys = frame[column].map(_id_key)
-        held = keys.isin({_id_key(i) for i in self.split.ids})
-        missing = len(self.split.ids) - int(keys[held].nunique())
-        if missing:
-            return (
-                f"the submission has no row for {missing} of the {TEST} ids: it must predict "
-                f"every row of {TEST}"
-            )
-        return frame[~held], frame[held]
-
-    def separate(self, submission: Path, predictions: Path) -> str | None:
-        data = read_handed_over(submission, bounds(self.sample).max_bytes)
+    def parts(self, path: Path) -> _Parts | str:
+        """A handed-over submission's own rows and held-out rows, or why it has not got them.
+        Held to the task's bounds before a row is parsed (see the module doc)."""
+        limits = bounds(self.sample)
+        data = read_handed_over(path, limits.max_bytes)
         if isinstance(data, str):
             return data
-        parts = self.parts(data)
+        problem = bound_problem(data, len(data), limits)
+        if problem is not None:
+            return problem
+        try:
+            rows = [row for row in csv.reader(io.StringIO(data.decode("utf-8-sig"))) if row]
+        except (UnicodeDecodeError, csv.Error) as exc:
+            return f"the submission cannot be read as CSV text: {str(exc)[:200]}"
+        return self._split_rows(rows)
+
+    def _split_rows(self, rows: list[list[str]]) -> _Parts | str:
+        column = self.split.id_column
+        if not rows or rows[0].count(column) != 1:
+            return f"the submission needs one {column!r} column"
+        header, width, at = rows[0], len(rows[0]), rows[0].index(column)
+        too_wide = next((n for n, row in enumerate(rows, 1) if len(row) > width), None)
+        if too_wide is not None:
+            return f"line {too_wide} of the submission has more fields than its header"
+        own: list[list[str]] = []
+        held: list[list[str]] = []
+        for row in rows[1:]:
+            (held if len(row) > at and _id_key(row[at]) in self.keys else own).append(row)
+        seen = Counter(_id_key(row[at]) for row in held)
+        if missing := len(self.keys) - len(seen):
+            return (f"the submission has no row for {missing} of the {TEST} ids: it must "
+                    f"predict every row of {TEST}")  # fmt: skip
+        if repeated := sum(n > 1 for n in seen.values()):
+            return f"the submission repeats {repeated} of the {TEST} ids"
+        return _Parts(header, own, held)
+
+    def check(self, path: Path) -> str | None:
+        """The task's own format check, on each part against its own sample: the task's rows
+        against the task's sample, the held-out rows against theirs (``checks/``)."""
+        parts = self.parts(path)
         if isinstance(parts, str):
             return parts
-        own, held = parts
-        _write_csv(predictions, held)
-        _write_csv(submission, own)
+        with tempfile.TemporaryDirectory(prefix="podium-holdout-") as tmp:
+            own, held = Path(tmp) / "own.csv", Path(tmp) / "held.csv"
+            own.write_bytes(parts.own_csv())
+            held.write_bytes(parts.held_csv())
+            problem = self.inner.check_submission(own)
+            return (
+                problem if problem is not None else self.inner.check_against(held, self.held_sample)
+            )
+
+    def separate(self, submission: Path, predictions: Path) -> str | None:
+        parts = self.parts(submission)
+        if isinstance(parts, str):
+            return parts
+        _write_bytes(predictions, parts.held_csv())
+        _write_bytes(submission, parts.own_csv())
         return None
 
     def score(self, predictions: Path) -> HeldOutScore:
@@ -282,22 +394,12 @@ class HostHoldout(Holdout):
         return HeldOutScore(report.score, report.error)
 
 
-def _id_key(value: Any) -> str:
-    """Ids compared as their numbers where they are numbers (``7`` and ``7.0`` are one id)."""
-    text = str(value).strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return str(int(number)) if number.is_integer() else repr(number)
-
-
-def _write_csv(path: Path, frame: pd.DataFrame) -> None:
+def _write_bytes(path: Path, data: bytes) -> None:
     """Whole or not at all: a temporary file in the same directory, renamed over ``path``."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            frame.to_csv(out, index=False)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -306,7 +408,7 @@ def _write_csv(path: Path, frame: pd.DataFrame) -> None:
 
 class HeldOutTask(Task):
     """The task as the agent sees it under a holdout: the split's public data; a submission
-    must predict the held-out rows too, and the rest is checked as the task checks it."""
+    must predict the held-out rows too, each row checked as the task checks its own."""
 
     def __init__(self, inner: FolderTask, split: Split, holdout: HostHoldout) -> None:
         self.inner, self.holdout = inner, holdout
@@ -319,16 +421,7 @@ class HeldOutTask(Task):
         return getattr(self.inner, name)
 
     def check_submission(self, path: Path) -> str | None:
-        data = read_handed_over(path, bounds(self.holdout.sample).max_bytes)
-        if isinstance(data, str):
-            return data
-        parts = self.holdout.parts(data)
-        if isinstance(parts, str):
-            return parts
-        with tempfile.TemporaryDirectory(prefix="podium-holdout-") as tmp:
-            own = Path(tmp) / path.name
-            _write_csv(own, parts[0])
-            return self.inner.check_submission(own)
+        return self.holdout.check(path)
 
     def warm_up(self) -> None:
         self.inner.warm_up()
@@ -340,4 +433,5 @@ class HeldOutTask(Task):
         return self.inner.grade_on(submission, answers)
 
     def train_rows(self) -> int | None:
-        return int(self.holdout.split.record["train_rows"]) - int(self.holdout.split.record["rows"])
+        record = self.holdout.split.record
+        return int(record["train_rows"]) - int(record["rows"])

@@ -21,6 +21,7 @@ import pytest
 
 import podium
 from podium.benchmarks import FolderTask, load_folder_task, make_holdout
+from podium.errors import RunDirError, TaskError
 from podium.scaffolds import Journal, RunDir
 from podium.testing.scripted import node_answers, write_script
 from tests.support import TOY_TASK, files_under, run_config
@@ -170,3 +171,22 @@ def test_without_the_holdout_the_validation_metric_decides(
     selection = json.loads(RunDir(plain.run_dir).selection.read_text())
     assert selection["chosen_by"] == "validation" and selection["best"]["node_id"] == 2
     assert selection["regret"]["medals_lost"] >= 0 and selection["regret"]["score"] > 0.3
+
+
+@pytest.mark.parametrize(("share", "error"), [(0.0, RunDirError), (0.3, TaskError)])
+def test_a_resumed_run_keeps_its_holdout_as_it_was(
+    run: dict[str, Any], share: float, error: type[Exception]
+) -> None:
+    rd = RunDir(run["result"].run_dir)
+    before = files_under(rd.root)
+    with pytest.raises(error) as caught:
+        podium.resume(rd.root, {"search.holdout": share, "budget.steps": 3})
+    assert "\n" not in str(caught.value)
+    assert files_under(rd.root) == before  # config.toml too: the run resumes as it was
+
+
+def test_a_split_it_refuses_leaves_no_run_dir(held: dict[str, Any]) -> None:
+    config = run_config(held["tmp"] / "script.jsonl", held["tmp"] / "refused", held["tmp"] / "d")
+    with pytest.raises(TaskError, match=r"cannot spare a share of 0\.001"):
+        podium.run({**config, "search": {"holdout": 0.001}})
+    assert not (held["tmp"] / "refused").exists()

@@ -152,3 +152,81 @@ def test_held_out_predictions_the_grader_rejects_have_no_score(
     table(holdout.answers).iloc[1:].to_csv(predictions, index=False)  # a held-out id missing
     score = holdout.score(predictions)
     assert score.score is None and score.problem
+
+
+# --- hostile submissions: the split is held to the task's bounds and its own format check ----
+
+
+def written(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "submission.csv"
+    path.write_text(text)
+    return path
+
+
+def predicted(holdout: HostHoldout) -> pd.DataFrame:
+    """A valid submission: a row for every row of the agent's test.csv."""
+    return table(holdout.task.public_dir / "sample_submission.csv")
+
+
+def test_a_header_far_wider_than_the_sample_is_refused_before_any_row_is_read(
+    holdout: HostHoldout, tmp_path: Path
+) -> None:
+    wide = "id,y," + ",".join(f"c{i}" for i in range(300_000)) + "\n1,0\n"
+    path = written(tmp_path, wide)
+    for problem in (holdout.task.check_submission(path), holdout.separate(path, tmp_path / "h")):
+        assert problem is not None and "header" in problem
+    assert path.read_text() == wide  # left as it was
+
+
+def test_a_row_wider_than_the_header_is_refused(holdout: HostHoldout, tmp_path: Path) -> None:
+    text = predicted(holdout).to_csv(index=False) + "1,0" + "," * 50_000 + "\n"
+    problem = holdout.task.check_submission(written(tmp_path, text))
+    assert problem is not None and "more fields than its header" in problem
+
+
+def test_held_out_rows_are_checked_like_the_task_s_own(
+    holdout: HostHoldout, tmp_path: Path
+) -> None:
+    frame = predicted(holdout)
+    held = frame["id"].isin(table(holdout.answers)["id"])
+    repeated = pd.concat([frame, frame[held].head(3)])
+    assert holdout.task.check_submission(written(tmp_path, repeated.to_csv(index=False))) == (
+        "the submission repeats 3 of the test.csv ids"
+    )
+    empty = frame.astype({"y": object})
+    empty.loc[held, "y"] = ""
+    assert holdout.task.check_submission(written(tmp_path, empty.to_csv(index=False)))
+
+
+@pytest.mark.parametrize("spelled", ["{}_0", "\uff11{}", "{}e0"])
+def test_ids_count_only_as_the_same_integer(
+    holdout: HostHoldout, tmp_path: Path, spelled: str
+) -> None:
+    frame = predicted(holdout).astype({"id": str})
+    held = frame["id"].isin(table(holdout.answers)["id"].astype(str))
+    frame.loc[held, "id"] = [spelled.format(i) for i in frame.loc[held, "id"]]
+    problem = holdout.task.check_submission(written(tmp_path, frame.to_csv(index=False)))
+    assert problem is not None and problem.startswith("the submission has no row for 100")
+
+
+def test_id_keys_are_exact_for_large_integers() -> None:
+    from podium.benchmarks.holdout import _id_key
+
+    assert _id_key("9007199254740993") != _id_key("9007199254740992")
+    assert _id_key(" 7.0 ") == _id_key("+7") == "7" and _id_key("1e3") != _id_key("1000")
+
+
+def test_a_public_folder_with_any_other_file_is_refused(
+    toy_task: FolderTask, tmp_path: Path
+) -> None:
+    public = tmp_path / "public"
+    shutil.copytree(toy_task.public_dir, public)
+    (public / "extra_train_labels.csv").write_text("id,y\n1,0\n")
+    task = dataclasses.replace(toy_task, public_dir=public)
+    with pytest.raises(TaskError, match=r"more than the three tables \(extra_train_labels\.csv\)"):
+        make_holdout(task, tmp_path / "h", SHARE, 0)
+
+
+def test_ids_that_reveal_the_split_are_said(holdout: HostHoldout) -> None:
+    # The toy's test ids (401-500) lie above its training ids (1-400).
+    assert holdout.describe()["ids_reveal_split"] is True
