@@ -148,7 +148,7 @@ def test_a_task_of_no_known_layout_is_a_clear_problem(toy_task: FolderTask, tmp_
     images = tmp_path / "public"
     images.mkdir()
     (images / "train").mkdir()
-    task = FolderTask(**{**toy_task.__dict__, "public_dir": images})
+    task = dataclasses.replace(toy_task, public_dir=images)
     proposal = propose(task, SearchTree(False), Action(operator="draft"))
     assert proposal.code == ""
     assert proposal.problem is not None

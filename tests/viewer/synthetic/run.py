@@ -505,6 +505,13 @@ class _SearchView:
         return self.run.strategy
 
     @property
+    def holdout(self) -> None:
+        return None  # no host-held split: the final node is the strategy's
+
+    def final_node(self) -> Node | None:
+        return self.run.strategy.final_node(self.run.tree)
+
+    @property
     def spending(self) -> Spending:
         return self.run.spending
 
