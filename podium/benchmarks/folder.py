@@ -107,18 +107,14 @@ class FolderTask(Task):
         """:meth:`check_submission` for the rows another sample submission lists (a host-held
         holdout's): the same bounds, grader and structural check, with ``sample`` for the
         task's own sample."""
-        limits = bounds(sample)
-        data = read_handed_over(path, limits.max_bytes)
+        data = read_bounded(path, sample)
         if isinstance(data, str):
             return data
-        problem = bound_problem(data, len(data), limits)
-        if problem is not None:
-            return problem
         worker = self._grader_for(sample)
         verdict = worker.verdict(data, timeout_s=GRADER_DEADLINE_S)
         if verdict.outcome != "unknown":
             return verdict.reason if verdict.outcome == "invalid" else None
-        return check(data, sample, limits.max_bytes, keys=worker.keys,
+        return check(data, sample, bounds(sample).max_bytes, keys=worker.keys,
                      timeout_s=STRUCTURAL_DEADLINE_S)  # fmt: skip
 
     def warm_up(self) -> None:
@@ -162,6 +158,16 @@ class FolderTask(Task):
             self.public_dir.glob("*.csv")
         )
         return count_rows(trains[0]) if trains else None
+
+
+def read_bounded(path: Path, sample: Path) -> bytes | str:
+    """A node's submission if it is within the bounds of one answering ``sample`` (size,
+    header line, width: :func:`bound_problem`, read before a row is parsed), else why not."""
+    limits = bounds(sample)
+    data = read_handed_over(path, limits.max_bytes)
+    if isinstance(data, str):
+        return data
+    return bound_problem(data, len(data), limits) or data
 
 
 def read_handed_over(path: Path, cap: int) -> bytes | str:

@@ -58,11 +58,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podium.benchmarks.folder import FolderTask, read_handed_over
+from podium.benchmarks.folder import FolderTask, read_bounded
 from podium.errors import TaskError
 from podium.interfaces import HeldOutScore, Holdout, Task
 from podium.records import GradeReport
-from podium.submission_check import bound_problem, bounds
 
 log = logging.getLogger("podium.benchmarks")
 FORMAT = "podium-holdout/1"
@@ -328,13 +327,9 @@ class HostHoldout(Holdout):
     def parts(self, path: Path) -> _Parts | str:
         """A handed-over submission's own rows and held-out rows, or why it has not got them.
         Held to the task's bounds before a row is parsed (see the module doc)."""
-        limits = bounds(self.sample)
-        data = read_handed_over(path, limits.max_bytes)
+        data = read_bounded(path, self.sample)
         if isinstance(data, str):
             return data
-        problem = bound_problem(data, len(data), limits)
-        if problem is not None:
-            return problem
         try:
             rows = [row for row in csv.reader(io.StringIO(data.decode("utf-8-sig"))) if row]
         except (UnicodeDecodeError, csv.Error) as exc:
@@ -400,6 +395,7 @@ def _write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+            os.fchmod(out.fileno(), 0o644)  # as the run dir's other files (mkstemp gives 0600)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
