@@ -153,7 +153,7 @@ def measure(root: Path, repeats: int, page_repeats: int) -> dict[str, Any]:
         figures["baseline_journal_nodes_light_s"] = timed(lambda: journal_nodes(light=True),
                                                           repeats)  # fmt: skip
     with serving(make_server, root) as url:
-        figures |= api_figures(root, url + "api/", n, repeats)
+        figures |= api_figures(root, url.split("?")[0] + "api/", n, repeats)
         figures |= page_figures(url, n, page_repeats, "live")
     with tempfile.TemporaryDirectory(prefix="podium-viewer-load-") as tmp:
         dest = Path(tmp) / "run.html"
@@ -241,8 +241,11 @@ def page_figures(url: str, n: int, repeats: int, label: str) -> dict[str, Any]:
 
 @contextmanager
 def serving(make_server: Callable[[Path, int], Any], root: Path) -> Iterator[str]:
-    """The live server on a free port, in a thread; its URL."""
+    """The live server on a free port, in a thread; its URL (with its token, which ``get``
+    then sends: a tree from before the token has none)."""
     server = make_server(root, 0)
+    if token := getattr(server, "token", None):
+        AUTH["Authorization"] = f"token {token}"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield str(server.url)
@@ -278,8 +281,11 @@ def timed(fn: Callable[[], Any], repeats: int) -> float:
     return round(statistics.median(times), 4)
 
 
+AUTH: dict[str, str] = {}  # the live server's token, as a header
+
+
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, str]:
-    request = urllib.request.Request(url, headers=headers or {})
+    request = urllib.request.Request(url, headers={**AUTH, **(headers or {})})
     try:
         with urllib.request.urlopen(request) as response:
             return response.status, response.read(), response.headers.get("ETag", "")

@@ -122,7 +122,11 @@ class DataFolderTask(Task):
             return None
 
     def check_submission(self, path: Path) -> str | None:
-        """The validation server's verdict when it gives one, else the structural check."""
+        """The validation server's verdict when it gives one, else the structural check.
+
+        A submission the server was too slow on is said in the log, by its path (its node's);
+        a server that is down says so itself (``ValidationServer``) when it goes and comes
+        back; any other answer without a verdict is warned of once."""
         sample = self.sample_submission
         cap = size_cap(sample) if sample is not None else MIN_SIZE_CAP
         data = read_handed_over(path, cap)
@@ -132,11 +136,18 @@ class DataFolderTask(Task):
             verdict = self.server.ask(data)
             if isinstance(verdict, ServerVerdict):
                 return None if verdict.valid else verdict.reason
-            self._warn_once(
-                "server",
-                f"the validation server {self.server.url} gave no verdict: {verdict}; "
-                "submissions get the structural check instead",
-            )
+            if verdict.cause == "slow":
+                log.warning(
+                    "%s: %s: the validation server gave no verdict: %s; the structural "
+                    "check decides for this submission",
+                    self.id, path, verdict,
+                )  # fmt: skip
+            elif verdict.cause == "answer":
+                self._warn_once(
+                    "server",
+                    f"the validation server {self.server.url} gave no verdict: {verdict}; "
+                    "submissions get the structural check instead",
+                )
         if sample is None:
             return None if data.strip() else "the submission is empty"
         return check(data, sample, cap)

@@ -2,16 +2,26 @@
 
 Without ``--export`` it serves a live page on 127.0.0.1 (never another interface) until
 Ctrl-C; the URL line is printed (and flushed) before serving, as
-``viewer: http://127.0.0.1:PORT/  (Ctrl-C to stop)``, for people and for scripts that parse it.
-With ``--export FILE`` it writes one self-contained HTML file and exits. A sweep directory is
-served as its grid of runs, each opening its own page.
+``viewer: http://127.0.0.1:PORT/?token=TOKEN  (Ctrl-C to stop)``, for people and for scripts
+that parse it: the page answers only requests that carry the token (another user of the machine
+reaches 127.0.0.1 too; see ``podium.viewer.server``). ``--open`` hands the browser a private
+redirect file (mode 0600 in a 0700 directory, removed when the viewer stops), never the URL
+itself: a browser's command line is readable by every user. With ``--export FILE`` it writes
+one self-contained HTML file and exits. A sweep directory is served as its grid of runs, each
+opening its own page.
 """
 
 from __future__ import annotations
 
+import html
+import os
+import shutil
 import sys
+import tempfile
 import threading
 import webbrowser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +30,11 @@ import typer
 from podium.errors import UserError
 
 MAX_PORT = 65535
+REDIRECT = (
+    '<!DOCTYPE html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n'
+    '<meta http-equiv="refresh" content="0;url={url}">\n'
+    '<title>podium view</title>\n<p><a href="{url}">Open the viewer</a></p>\n'
+)
 
 
 def view(
@@ -63,17 +78,41 @@ def view(
             _open(export.resolve().as_uri())
         return
 
-    def ready(url: str) -> None:
-        print(f"viewer: {url}  (Ctrl-C to stop)", flush=True)
-        if open_browser:
-            _open(url)
+    with _redirects() as redirect:
 
-    if sweep:
-        from podium.api.sweep_view import SweepView
+        def ready(url: str) -> None:
+            print(f"viewer: {url}  (Ctrl-C to stop)", flush=True)
+            if open_browser:
+                _open(redirect(url))
 
-        serve(SweepView(run_dir), port, ready)
-    else:
-        serve(run_dir, port, ready)
+        if sweep:
+            from podium.api.sweep_view import SweepView
+
+            serve(SweepView(run_dir), port, ready)
+        else:
+            serve(run_dir, port, ready)
+
+
+@contextmanager
+def _redirects() -> Iterator[Callable[[str], str]]:
+    """``redirect(url)``: the file:// URI of a page only this user can read that sends the
+    browser on to ``url`` (the token stays off command lines); the files go at the end."""
+    folder: Path | None = None
+
+    def redirect(url: str) -> str:
+        nonlocal folder
+        folder = folder or Path(tempfile.mkdtemp(prefix="podium-view-"))  # mode 0700
+        page = folder / "open.html"
+        fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(REDIRECT.format(url=html.escape(url, quote=True)))
+        return page.as_uri()
+
+    try:
+        yield redirect
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _open(url: str) -> None:

@@ -3,9 +3,11 @@
 What the node ran is kept three ways, each for its reader:
 
 * :meth:`Notebook.ipynb`: a real Jupyter notebook (nbformat v4, validated), every cell in the
-  order it ran with its output and error, the model's words as markdown; opened in Jupyter
-  or the viewer. Podium's own facts about a cell (status, duration, the model call that asked
-  for it) sit in the cell's ``metadata.podium``.
+  order it ran with its output and error, the model's words as markdown cells that render as
+  plain text (:func:`podium.scaffolds.inert_words.fenced`: a remote image, HTML or link in
+  them is never fetched by whoever opens the notebook); opened in Jupyter or the viewer.
+  Podium's own facts about a cell (status, duration, the model call that asked for it) sit in
+  the cell's ``metadata.podium``.
 * :meth:`Notebook.script`: the node's ``solution.py``, the cells that ran without an error in
   their order, each after a ``# %%`` line (the percent format editors read as cells). It is
   what ``podium rerun``, the top-k re-runs and the format check run again on a fresh kernel,
@@ -23,6 +25,7 @@ import nbformat as _nbformat
 
 from podium.exec_output import capped
 from podium.records import ExecResult, ExecStatus
+from podium.scaffolds.inert_words import fenced
 
 nbformat: Any = _nbformat  # untyped: its cells are dicts with attribute access
 
@@ -107,7 +110,7 @@ class Notebook:
         nb.metadata["podium"] = metadata
         for entry in self.entries:
             if isinstance(entry, Words):
-                cell = nbformat.v4.new_markdown_cell(entry.text)
+                cell = nbformat.v4.new_markdown_cell(fenced(entry.text))
                 cell.metadata["podium"] = {"turn": entry.turn}
             else:
                 cell = _code_cell(entry)

@@ -3,8 +3,10 @@
 An agentic node (``search.operators = "agentic"``) keeps its record as a Jupyter notebook,
 ``RunDir.node_notebook(id)``, written by :mod:`podium.scaffolds.notebook`: code cells in the order
 they ran with their output (a ``stream``) and error (an ``error`` output: name, value, traceback
-lines), the model's words as markdown cells, and Podium's facts in ``metadata.podium`` (a cell's
-``turn``, ``status`` and ``duration_s``; the notebook's ``finished``, ``ending`` and ``turns``).
+lines), the model's words as markdown cells (fenced as inert text by
+:mod:`podium.scaffolds.inert_words`, read back as the model wrote them), and Podium's facts in
+``metadata.podium`` (a cell's ``turn``, ``status`` and ``duration_s``; the notebook's
+``finished``, ``ending`` and ``turns``).
 A cell's ``turn`` is the ``meta.turn`` of the node's ``code`` model call that asked for it:
 :func:`calls_by_turn` joins the two.
 
@@ -27,6 +29,7 @@ from typing import Any, Literal
 
 from podium.records import ModelCall
 from podium.scaffolds import RunDir
+from podium.scaffolds.inert_words import unfenced
 from podium.tracebacks import SOLUTION_FILE, ParsedTraceback, parse_traceback
 from podium.untrusted import Refused, inert, read_untrusted
 from podium.viewer.run_data import clip
@@ -146,7 +149,7 @@ def _cell(cell: Any, index: int) -> NotebookCell | None:
     source = _raw_text(cell.get("source", ""), f"{where}'s source")
     turn = _int(meta.get("turn"), f"{where}'s turn")
     if kind == "markdown":
-        return NotebookCell(kind="words", source=_clean(source), turn=turn)
+        return NotebookCell(kind="words", source=_clean(unfenced(source)), turn=turn)
     if kind != "code":
         return None
     output, error = _outputs(cell.get("outputs", []), where)

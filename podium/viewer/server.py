@@ -9,9 +9,17 @@ script and style, ``/api/run`` (RunJSON, with an ETag so an unchanged run answer
 
 Safety: the socket is bound to 127.0.0.1 only, and a request whose Host header is not
 ``127.0.0.1:PORT`` or ``localhost:PORT`` gets 403, so a web page the user visits cannot reach
-the viewer by rebinding its own domain name to 127.0.0.1 (DNS rebinding). Every response carries
-a strict Content-Security-Policy: the page runs its own script and nothing else. A sweep's run
-is found by its id in the sweep's manifest, never by a path taken from the URL.
+the viewer by rebinding its own domain name to 127.0.0.1 (DNS rebinding). 127.0.0.1 is shared by
+every user of the machine, so, as Jupyter does, the server makes a random token
+(:data:`TOKEN_BYTES` from ``secrets``) and only its URL, ``http://127.0.0.1:PORT/?token=…``,
+opens it: every request — the page, its static files, every ``/api`` route, a sweep's pages —
+without that token gets 403. The token is accepted as the ``token`` query parameter, an
+``Authorization: token …`` (or ``Bearer …``) header, or the cookie the first answer to a URL
+with the token sets (``podium-viewer-PORT``, HttpOnly, SameSite=Strict, so the page's own script,
+style and fetches carry it and the page needs no change), each compared in constant time
+(``hmac.compare_digest``). Every response carries a strict Content-Security-Policy: the page
+runs its own script and nothing else. A sweep's run is found by its id in the sweep's manifest,
+never by a path taken from the URL.
 
 Each request reads the run afresh (``open_run``): the run may be written at the same time by a
 live ``podium run``, and SQLite connections cannot be shared between the server's threads.
@@ -22,8 +30,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import hmac
 import json
 import re
+import secrets
 import signal
 import socketserver
 import threading
@@ -53,6 +63,11 @@ SECURITY_HEADERS = {
 }
 JSON_TYPE = "application/json; charset=utf-8"
 PORT_HINT = "pick another with --port N, or --port 0 for any free port"
+TOKEN_BYTES = 32  # of randomness: 43 URL-safe characters
+TOKEN_PARAM = "token"
+AUTH_SCHEMES = ("token", "bearer")  # Authorization: token <t> (Jupyter's), or Bearer <t>
+COOKIE_FLAGS = "Path=/; HttpOnly; SameSite=Strict"  # never sent by another site's page
+NO_TOKEN = b"403 forbidden: open the URL the viewer printed (it carries its token)\n"
 
 
 RUN_PREFIX = re.compile(r"/runs/([A-Za-z0-9._=+-]{1,200})(/.*)?")
@@ -74,15 +89,17 @@ class SweepSource(Protocol):
 
 
 class ViewerServer(ThreadingHTTPServer):
-    """Serves one run directory, or a sweep and each of its runs. Request threads are daemons:
-    a client holding a connection open never delays the viewer's exit."""
+    """Serves one run directory, or a sweep and each of its runs, to requests that carry
+    ``token`` (a fresh random one unless given). Request threads are daemons: a client holding
+    a connection open never delays the viewer's exit."""
 
     daemon_threads = True
     allow_reuse_port = False  # never share a port with another viewer (newer Pythons set it)
 
-    def __init__(self, target: Path | SweepSource, port: int) -> None:
+    def __init__(self, target: Path | SweepSource, port: int, token: str | None = None) -> None:
         self.sweep = None if isinstance(target, Path) else target
         self.run_dir = target if isinstance(target, Path) else target.root
+        self.token = token or secrets.token_urlsafe(TOKEN_BYTES)
         self._caches: dict[Path, RunCache] = {}
         self._caches_lock = threading.Lock()
         super().__init__((HOST, port), _Handler)
@@ -107,11 +124,27 @@ class ViewerServer(ThreadingHTTPServer):
         return int(self.server_address[1])
 
     @property
-    def url(self) -> str:
+    def origin(self) -> str:
         return f"http://{HOST}:{self.port}/"
+
+    @property
+    def url(self) -> str:
+        """The page's URL with the token: the one a user opens."""
+        return f"{self.origin}?{TOKEN_PARAM}={self.token}"
+
+    @property
+    def cookie_name(self) -> str:
+        """Per port: every viewer on 127.0.0.1 shares the browser's cookies for that host."""
+        return f"podium-viewer-{self.port}"
 
     def allowed_hosts(self) -> frozenset[str]:
         return frozenset({f"{HOST}:{self.port}", f"localhost:{self.port}"})
+
+    def is_token(self, given: str) -> bool:
+        """``given`` is this server's token (compared in constant time)."""
+        return hmac.compare_digest(
+            given.encode("utf-8", "surrogateescape"), self.token.encode("utf-8")
+        )
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: a browser closing a connection mid-answer is normal; the rest was already
@@ -190,7 +223,8 @@ def serve(target: Path | SweepSource, port: int | None, ready: Callable[[str], N
 
     The target is read first (a missing or wrong run dir is a one-line error, before any port
     is taken). ``ready(url)`` is called once the socket listens, with the stop signals already
-    caught, so a client may connect as soon as it hears of the URL. Main thread only.
+    caught, so a client may connect as soon as it hears of the URL (the token's: the only one
+    that opens the page). Main thread only.
     """
     if isinstance(target, Path):
         open_run(target)
@@ -231,6 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
     error_content_type = "text/plain; charset=utf-8"
     error_message_format = "%(code)d %(message)s\n"
     head_only = False
+    set_cookie = False  # this answer sets the token's cookie (the URL carried the token)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: no line per request on the terminal."""
@@ -239,6 +274,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Every response, errors included, carries the security headers."""
         for name, value in SECURITY_HEADERS.items():
             self.send_header(name, value)
+        if self.set_cookie:
+            cookie = f"{self.server.cookie_name}={self.server.token}"
+            self.send_header("Set-Cookie", f"{cookie}; {COOKIE_FLAGS}")
         super().end_headers()
 
     def do_GET(self) -> None:
@@ -248,16 +286,36 @@ class _Handler(BaseHTTPRequestHandler):
         self._respond(head=True)
 
     def _respond(self, head: bool) -> None:
-        self.head_only = head
+        self.head_only, self.set_cookie = head, False
         if self.headers.get("Host", "").lower() not in self.server.allowed_hosts():
             self._send(HTTPStatus.FORBIDDEN, b"403 forbidden host\n", "text/plain; charset=utf-8")
             return
         url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        in_url = any(self.server.is_token(t) for t in query.get(TOKEN_PARAM, []))
+        if not (in_url or any(self.server.is_token(t) for t in self._tokens_given())):
+            self._send(HTTPStatus.FORBIDDEN, NO_TOKEN, "text/plain; charset=utf-8")
+            return
+        self.set_cookie = in_url
         try:
-            self._route(url.path, parse_qs(url.query))
+            self._route(url.path, query)
         except Exception as exc:  # the thread answers and lives on; the page shows the error
             message = exc.message if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": message})
+
+    def _tokens_given(self) -> list[str]:
+        """The tokens the request carries beside its URL: an ``Authorization`` header's and
+        the viewer's cookie's (each may be anything)."""
+        given = []
+        scheme, _, value = self.headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() in AUTH_SCHEMES:
+            given.append(value.strip())
+        for header in self.headers.get_all("Cookie", []):
+            for pair in header.split(";"):
+                name, _, value = pair.strip().partition("=")
+                if name == self.server.cookie_name:
+                    given.append(value)
+        return given
 
     def _route(self, path: str, query: dict[str, list[str]]) -> None:
         if path.startswith("/static/"):

@@ -2,7 +2,8 @@
 
 ``POST /validate`` with a multipart form whose field ``file`` holds the submission; the answer
 is JSON ``{"result": "Submission is valid."}`` or ``{"result": "Submission invalid! ..."}``
-(HTTP 200), or ``{"error": ..., "details": ...}`` with HTTP 500 when the server itself fails.
+(HTTP 200), or ``{"error": ..., "details": ...}`` with HTTP 500 when the server itself fails;
+``GET /health`` answers ``{"status": "running"}`` (``health`` may answer otherwise, or hang).
 The form is parsed with the standard library's MIME parser, so a malformed request from the
 client under test fails here, as it would at the real server (HTTP 400).
 """
@@ -18,18 +19,32 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 VALID = (200, {"result": "Submission is valid."})
+RUNNING = (200, {"status": "running"})
 Answer = Callable[[bytes], tuple[int, object]]  # the file's bytes -> (status, JSON body)
 
 
 class FakeGradingServer:
-    def __init__(self, answer: Answer = lambda _: VALID) -> None:
+    """``port``: 0 for any free one, or a port to take again (a server that comes back)."""
+
+    def __init__(
+        self,
+        answer: Answer = lambda _: VALID,
+        health: Callable[[], tuple[int, object]] = lambda: RUNNING,
+        port: int = 0,
+    ) -> None:
         self.answer = answer
+        self.health = health
         self.received: list[bytes] = []  # the submitted files, in order
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.health_checks = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/validate"
+        return f"http://127.0.0.1:{self.port}/validate"
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -43,6 +58,13 @@ class FakeGradingServer:
                     return
                 fake.received.append(data)
                 self._send(*fake.answer(data))
+
+            def do_GET(self) -> None:
+                if self.path != "/health":
+                    self._send(404, {"error": "not found"})
+                    return
+                fake.health_checks += 1
+                self._send(*fake.health())
 
             def _send(self, status: int, payload: object) -> None:
                 raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()

@@ -10,6 +10,7 @@ import signal
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,9 @@ import pytest
 from tests.recorded_run import RecordedRun
 from tests.support import cli_env, podium_cli, podium_popen
 
-URL_LINE = re.compile(r"^viewer: (http://127\.0\.0\.1:(\d+)/)  \(Ctrl-C to stop\)$")
+URL_LINE = re.compile(
+    r"^viewer: ((http://127\.0\.0\.1:\d+/)\?token=([\w-]{43}))  \(Ctrl-C to stop\)$"
+)
 
 pytestmark = pytest.mark.slow  # each test starts the CLI in a fresh Python
 
@@ -47,10 +50,13 @@ class Viewer:
             self.process.kill()
             _, err = self.process.communicate()
             pytest.fail(f"no URL line: {line!r}\nstderr: {err}")
-        self.url = found.group(1)
+        self.url, self.origin, self.token = found.groups()
 
-    def get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.url + path, timeout=10) as response:
+    def get(self, path: str, token: bool = True) -> Any:
+        """``path``'s JSON, asked with the token (a header) unless ``token`` is False."""
+        given = {"Authorization": f"token {self.token}"} if token else {}
+        request = urllib.request.Request(self.origin + path, headers=given)
+        with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
     def stop(self, sig: signal.Signals) -> tuple[int, str]:
@@ -80,6 +86,9 @@ def test_serves_the_run_until_ctrl_c(recorded_run: RecordedRun, viewers: list[Vi
     data = viewer.get("api/run")
     assert [n["id"] for n in data["nodes"]] == list(range(1, 8))
     assert viewer.get("api/node/5")["parents"] == [3, 4]
+    with pytest.raises(urllib.error.HTTPError) as refused:  # another local user has no token
+        viewer.get("api/run", token=False)
+    assert refused.value.code == 403
     code, err = viewer.stop(signal.SIGINT)
     assert (code, err) == (0, "")
 
@@ -87,9 +96,16 @@ def test_serves_the_run_until_ctrl_c(recorded_run: RecordedRun, viewers: list[Vi
 def test_sigterm_stops_cleanly_and_open_opens_the_url(
     recorded_run: RecordedRun, viewers: list[Viewer], tmp_path: Path
 ) -> None:
+    """The browser is handed a private redirect file, never the token's URL (a command line
+    any user can read); the file is gone once the viewer stops."""
     opened = tmp_path / "opened"
+    page = tmp_path / "page"
     browser = tmp_path / "browser"  # webbrowser runs $BROWSER with the URL as its argument
-    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}.tmp && mv {opened}.tmp {opened}\n')
+    browser.write_text(
+        f'#!/bin/sh\nfile="${{1#file://}}"\ncp "$file" {page}\n'
+        f'stat -c %a "$file" "$(dirname "$file")" >> {page}\n'
+        f'echo "$1" > {opened}.tmp && mv {opened}.tmp {opened}\n'
+    )
     browser.chmod(0o755)
     viewer = Viewer(
         str(recorded_run.root), "--port", "0", "--open", env=cli_env(BROWSER=str(browser))
@@ -100,7 +116,11 @@ def test_sigterm_stops_cleanly_and_open_opens_the_url(
         time.sleep(0.05)
     code, err = viewer.stop(signal.SIGTERM)
     assert (code, err) == (0, "")
-    assert opened.read_text().strip() == viewer.url
+    handed = opened.read_text().strip()
+    assert handed.startswith("file:///") and viewer.token not in handed
+    assert f'content="0;url={viewer.url}"' in page.read_text()
+    assert page.read_text().splitlines()[-2:] == ["600", "700"]
+    assert not Path(handed.removeprefix("file://")).exists()
 
 
 def test_export(recorded_run: RecordedRun, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 import podium
 from podium.scaffolds import Journal
 from podium.scaffolds.agentic import cut_results
+from podium.scaffolds.inert_words import unfenced
 from podium.testing import cell_call, finish_call, review_answer, write_script
 from tests.support import run_config, solution
 
@@ -100,7 +101,7 @@ def test_state_persists_across_cells_and_an_error_is_fixed_in_the_next(
     assert "(400, 4)" in code_cells[0].outputs[0].text
     error = next(o for o in code_cells[1].outputs if o.output_type == "error")
     assert error.ename == "ImportError" and "LogisticRegresion" in error.evalue
-    said = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+    said = [unfenced(c.source) for c in notebook.cells if c.cell_type == "markdown"]
     assert said[0] == "First a look at the data." and said[-1].startswith("Logistic")
 
     script = (node_dir / "solution.py").read_text()  # the clean cells, in order

@@ -37,7 +37,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=[\w-]+")
 SERVER_START_S = 20.0  # python start-up, imports, reading the run
 SERVER_STOP_S = 10.0
 
@@ -125,13 +125,18 @@ def _drain(stream: IO[str], into: list[str], lines: queue.Queue[str] | None = No
 
 @dataclass
 class ViewServer:
-    """A running ``podium view RUN --port 0``."""
+    """A running ``podium view RUN --port 0``; ``url`` the one it printed (with its token)."""
 
     process: subprocess.Popen[str]
     url: str
     stdout: list[str]
     stderr: list[str]
     readers: list[threading.Thread]
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT/``: what every URL of the page starts with."""
+        return self.url.split("?")[0]
 
     def stop(self) -> int:
         """Ctrl-C, as a user would; the exit status."""

@@ -115,7 +115,7 @@ def test_no_errors_and_nothing_from_the_network(
     if url.startswith("file:"):
         assert {u.split("#")[0] for u in watch.requests} == {url}, watch.requests
         return
-    elsewhere = [u for u in watch.requests if not u.startswith(url)]
+    elsewhere = [u for u in watch.requests if not u.startswith(url.split("?")[0])]
     assert not elsewhere, elsewhere
     assert any("/api/node/" in u for u in watch.requests), watch.requests
     assert any("/api/search?q=" in u for u in watch.requests), "the text filter asked no one"
@@ -199,9 +199,9 @@ def test_new_nodes_appear_while_a_run_is_going(
             assert run.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the run made no journal in 15 s"
             time.sleep(0.05)
-        url = serve(run_dir).url
+        server = serve(run_dir)
         page = watched.page
-        page.goto(url)
+        page.goto(server.url)
         page.wait_for_function("() => document.querySelectorAll('g.node').length > 0")
         page.evaluate("window.__sameDocument = true")  # gone if the page reloads
         first = browser.node_count(page)
@@ -223,7 +223,7 @@ def test_new_nodes_appear_while_a_run_is_going(
             assert "good" in browser.node_classes(page, node_id)
         assert run.wait(timeout=20) == 0, log.read_text()
         watched.assert_quiet()
-        elsewhere = [u for u in watched.requests if not u.startswith(url)]
+        elsewhere = [u for u in watched.requests if not u.startswith(server.origin)]
         assert not elsewhere, elsewhere
     finally:
         if run.poll() is None:
@@ -272,6 +272,29 @@ def test_a_running_nodes_output_appears_while_it_runs(
         if run.poll() is None:
             run.kill()
             run.wait()
+
+
+# --- the token --------------------------------------------------------------------------------
+
+
+def test_only_the_printed_url_opens_the_page_and_its_cookie_keeps_it_open(
+    recorded_run: RecordedRun, serve: Serve, watched: Watched
+) -> None:
+    """Without the token the page is a 403 and shows nothing of the run; the printed URL opens
+    it, and the cookie it sets lets the page's script, style and fetches (and a reload of the
+    bare address) through."""
+    server = serve(recorded_run.root)
+    page = watched.page
+    refused = page.goto(server.origin)
+    assert refused is not None and refused.status == 403
+    assert "toy" not in page.content() and watched.requests == [server.origin]
+    for seen in (watched.failed, watched.console, watched.requests):
+        seen.clear()  # the 403 is reported as a failure: expected here
+    browser.load(watched, server.url, recorded_run)
+    page.goto(f"{server.origin}#node=3")  # the address without its token: the cookie opens it
+    page.locator('#detail[data-node-id="3"]').wait_for()
+    browser.wait_nodes(page, recorded_run.node_count)
+    watched.assert_quiet()
 
 
 # --- a sweep --------------------------------------------------------------------------------

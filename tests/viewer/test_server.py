@@ -10,6 +10,7 @@ import http.client
 import ipaddress
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -27,7 +28,14 @@ from podium.errors import UserError
 from podium.scaffolds import RunDir
 from podium.viewer import highlight
 from podium.viewer.notebook import NOTEBOOK_READ_CAP
-from podium.viewer.server import CSP, DEFAULT_PORT, ViewerServer, make_server, serve
+from podium.viewer.server import (
+    CSP,
+    DEFAULT_PORT,
+    SweepSource,
+    ViewerServer,
+    make_server,
+    serve,
+)
 from tests.recorded_run import XSS_CELL_CODE, XSS_WORDS, AgenticRun, RecordedRun
 from tests.viewer.test_snapshot import add_node
 
@@ -44,9 +52,9 @@ class Reply:
 
 
 @contextlib.contextmanager
-def serving(run_dir: Path) -> Iterator[ViewerServer]:
-    """``run_dir`` served on a free port from a thread of this process."""
-    srv = make_server(run_dir, 0)
+def serving(target: Path | SweepSource) -> Iterator[ViewerServer]:
+    """A run dir (or a sweep) served on a free port from a thread of this process."""
+    srv = make_server(target, 0)
     thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
@@ -72,12 +80,18 @@ def agentic_server(agentic_run: AgenticRun) -> Iterator[ViewerServer]:
 
 
 def request(
-    srv: ViewerServer, path: str, headers: dict[str, str] | None = None, method: str = "GET"
+    srv: ViewerServer,
+    path: str,
+    headers: dict[str, str] | None = None,
+    method: str = "GET",
+    token: bool = True,
 ) -> Reply:
-    """One request (http.client: the Host header is ours to set when a test gives one)."""
+    """One request (http.client: the Host header is ours to set when a test gives one), with
+    the server's token in an Authorization header unless ``token`` is False."""
+    given = {"Authorization": f"token {srv.token}"} if token else {}
     conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
     try:
-        conn.request(method, path, headers=headers or {})
+        conn.request(method, path, headers={**given, **(headers or {})})
         response = conn.getresponse()
         return Reply(response.status, response.headers, response.read())
     finally:
@@ -101,7 +115,7 @@ def plant(path: Path, kind: str, secret: Path, huge: int) -> None:
 
 def test_binds_127_0_0_1_only(server: ViewerServer) -> None:
     assert server.socket.getsockname()[0] == "127.0.0.1"
-    assert server.url == f"http://127.0.0.1:{server.port}/"
+    assert server.url == f"http://127.0.0.1:{server.port}/?token={server.token}"
     others = other_local_addresses()
     if not others:
         pytest.skip("this machine has no non-loopback address to try")
@@ -330,7 +344,7 @@ def test_keep_alive_serves_several_requests_on_one_connection(server: ViewerServ
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
         for _ in range(3):
-            conn.request("GET", "/api/run")
+            conn.request("GET", "/api/run", headers={"Authorization": f"token {server.token}"})
             response = conn.getresponse()
             assert response.status == 200
             response.read()
@@ -372,7 +386,8 @@ def test_serve_stops_cleanly_on_a_signal(recorded_run: RecordedRun) -> None:
     got: list[Any] = []
 
     def client(url: str) -> None:
-        with urllib.request.urlopen(url + "api/run", timeout=10) as response:
+        origin, query = url.split("?")
+        with urllib.request.urlopen(f"{origin}api/run?{query}", timeout=10) as response:
             got.append(json.loads(response.read()))
         os.kill(os.getpid(), signal.SIGINT)
 
@@ -381,7 +396,8 @@ def test_serve_stops_cleanly_on_a_signal(recorded_run: RecordedRun) -> None:
         threading.Thread(target=client, args=(url,), daemon=True).start()
 
     serve(recorded_run.root, 0, ready)
-    assert got[0].startswith("http://127.0.0.1:") and len(got[1]["nodes"]) == 7
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{43}", got[0])
+    assert len(got[1]["nodes"]) == 7
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
