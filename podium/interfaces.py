@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -56,6 +56,12 @@ class Task(ABC):
         thread; it may block.
         """
 
+    def max_submission_bytes(self) -> int | None:
+        """The largest submission ``check_submission`` could pass, or None where no bound is
+        known: the hand-over copies nothing larger into the run dir (a refused file of a
+        gigabyte per node would otherwise stay there)."""
+        return None
+
     def warm_up(self) -> None:
         """Get ready what ``check_submission`` needs (a grader process), so that the first node
         does not wait for it. Called once per run from a worker thread; optional."""
@@ -77,6 +83,15 @@ class Task(ABC):
     def train_rows(self) -> int | None:
         """Rows of the training table, for listings; None when not known."""
         return None
+
+    def secret_paths(self) -> tuple[Path, ...]:
+        """Host paths from which this task's answers can be derived (its private answers, the
+        raw data its preparation reads, a holdout's labels): no kernel may read them, and the
+        run tells the sandbox so (:meth:`Sandbox.hide`). A directory stands for all it holds;
+        ``public_dir`` may lie inside one (it is bound on its own). Paths Podium knows whatever
+        the task (its bundled tasks' raw data, the default data directories) need not be
+        listed: ``podium.secret_paths`` owns them. The default: none."""
+        return ()
 
 
 @dataclass(frozen=True)
@@ -229,6 +244,7 @@ class Workspace:
     root: Path
     input_dir: Path
     keep_working: bool = False
+    max_submission_bytes: int | None = None  # the task's bound (None: the sandbox's own cap)
     on_output: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
@@ -257,6 +273,14 @@ class Sandbox(ABC):
         """Protections this sandbox gives elsewhere but cannot on this machine, one phrase
         each: a run prints them loudly and records them (``isolation_gaps``). Empty: none."""
         return []
+
+    def hide(self, paths: Iterable[Path]) -> None:  # noqa: B027 - optional hook, default no-op
+        """No kernel started from now on may read ``paths`` (``Task.secret_paths``), on top of
+        what ``podium.secret_paths`` names. Called by the run before :meth:`warm_up`, and again
+        with more; each call adds. A sandbox that binds host paths masks every one of them that
+        lies under what it binds, and raises ``SandboxUnavailable`` (one line and a hint) when
+        one cannot be masked. The default does nothing: without a mount namespace (``local``,
+        ``container``) nothing can be masked, and such a sandbox is not ``isolated``."""
 
     async def warm_up(self, scratch: Path, input_dir: Path, kernels: int) -> None:  # noqa: B027
         """Pre-start ``kernels`` kernels for ``input_dir``, with slots under ``scratch``.
@@ -298,6 +322,11 @@ class KernelSession(ABC):
     False and further cells are refused. :meth:`close` kills the kernel and hands the workspace
     over exactly as the end of :meth:`Sandbox.execute` does (the submission copied by the host
     into ``Workspace.root``); it returns why the submission was refused, if it was.
+
+    The limits hold between cells too (what a cell started runs on while no cell does): a
+    kernel that passes one then is killed, ``alive`` turns False, the next cell does not run
+    (its result says why) and ``stopped_between_cells`` keeps that result for a caller that
+    asks for no further cell.
     """
 
     limits: Limits  # what :meth:`Sandbox.open_session` was given
@@ -306,6 +335,12 @@ class KernelSession(ABC):
     @abstractmethod
     def alive(self) -> bool:
         """False once a cell stopped the kernel (or the session was closed)."""
+
+    @property
+    def stopped_between_cells(self) -> ExecResult | None:
+        """The kernel killed while no cell ran (a limit passed), as the result of the cell
+        that could then not run; None while that did not happen."""
+        return None
 
     @abstractmethod
     async def run_cell(self, code: str, timeout_s: float) -> ExecResult: ...

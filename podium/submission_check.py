@@ -31,21 +31,27 @@ empty mask, an unanswered question), and where one does not, its own grader says
 
 It uses the standard library only (no pandas): it must run under whatever interpreter the
 solutions use, and it must never crash on hostile input. On the host the submission is passed as
-bytes, read by the caller through ``podium.untrusted`` (this file cannot import it); a path is
-read here only inside the sandbox, where the file is the solution's own.
+a file the caller opened through ``podium.untrusted`` (this file cannot import it), or as bytes;
+a path is read here only inside the sandbox, where the file is the solution's own.
 
-On the host the check is bounded by construction: the bounds refuse an absurd file in
-milliseconds, everything after them is linear in the file, and a file larger than
+On the host the check is bounded by construction: the bounds (:class:`Bounds`: size, header
+line, width, rows) refuse an absurd file in milliseconds, on its first bytes; everything after
+them is linear in the file and stops reading past the sample's rows; and a file larger than
 ``IN_PROCESS_BYTES`` is checked in a child process (this file, run as a script with
-``--host-check``) under a memory limit and a deadline, so that no single long parse holds the
-host's interpreter lock (a 100 MB line is seconds of C code) and no file can cost the host its
-memory. A check that cannot finish in time is no refusal: it passes, with a warning logged (the
-grade after the run is the judge; a valid submission must never be refused).
+``--host-check``) that reads the file itself, under a memory limit and a deadline, so that the
+host never holds the file, no single long parse holds the host's interpreter lock (a 100 MB
+line is seconds of C code) and no file can cost the host its memory. A check that cannot
+finish in time is no refusal: it passes, with a warning logged (the grade after the run is the
+judge; a valid submission must never be refused).
+
+A host-held holdout's split (:func:`split_by_id`) runs in the same kind of child, streamed,
+for the same reasons: the host only opens the file and names the parts' files.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import fnmatch
 import functools
@@ -53,12 +59,15 @@ import io
 import json
 import logging
 import math
+import os
+import re
 import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 MIN_SIZE_CAP = 100 * 1024 * 1024  # bytes; a submission may always be this big
 SIZE_CAP_FACTOR = 20  # ... or this many times the sample submission, if that is more
@@ -66,8 +75,11 @@ MIN_COLUMN_CAP = 10_000  # a submission's header may always have this many colum
 COLUMN_CAP_FACTOR = 10  # ... or this many times the sample's, if that is more
 MIN_HEADER_CAP = 1024 * 1024  # bytes: a submission's header line may always be this long
 HEADER_CAP_FACTOR = 10  # ... or this many times the sample's, if that is more
+MIN_ROW_CAP = 100_000  # a submission may always have this many rows
+ROW_CAP_FACTOR = 10  # ... or this many times the sample's, if that is more
 IN_PROCESS_BYTES = 1024 * 1024  # the host checks larger submissions in a child process
 CHECK_TIMEOUT_S = 30.0  # the child's deadline, by default
+SPLIT_TIMEOUT_S = 60.0  # the splitting child's deadline (it writes the file out again)
 CHILD_MEMORY_BYTES = 512 * 1024 * 1024  # the child's address space, plus 8 times the files
 HOST_FLAG = "--host-check"
 REFERENCE_HEAD_BYTES = 4 * 1024 * 1024  # of a sample or answers file, for its header line
@@ -85,6 +97,8 @@ EXAMPLES = 3
 SHOWN_CHARS = 40  # of a value quoted in a reason
 MAX_REASON_CHARS = 300  # a reason reaches the model's debug prompt: it stays one short line
 SCRIPT_NAME = "validate_submission.py"  # this file's name in the solution's working directory
+_CHUNK = 1024 * 1024
+INTEGER_ID = re.compile(r"[+-]?[0-9]+(?:\.0*)?")  # an ASCII integer, as ids compare (id_key)
 
 csv.field_size_limit(2**31 - 1)  # encoded masks and long texts are single huge fields
 
@@ -101,35 +115,40 @@ class Unchecked(Exception):
 
 
 def check(
-    submission: Path | bytes,
+    submission: Path | bytes | BinaryIO,
     sample: Path,
     max_bytes: int | None = None,
     *,
     keys: Sequence[str] | None = None,
     timeout_s: float = CHECK_TIMEOUT_S,
 ) -> str | None:
-    """``None`` when ``submission`` (a path, or its bytes) passes the structural check against
-    ``sample`` (whose folder is the public data the keys are looked up in), else the first
-    problem found.
+    """``None`` when ``submission`` passes the structural check against ``sample`` (whose
+    folder is the public data the keys are looked up in), else the first problem found.
 
-    ``max_bytes`` caps the submission's size (default: ``size_cap(sample)``); a larger file is
-    refused before a byte of it is read. ``keys`` are the sample's key columns when the caller
-    knows them (default: :func:`key_columns`). Bytes (the host's case) are checked against the
-    bounds first, then, past ``IN_PROCESS_BYTES``, in a child process given ``timeout_s``: one
-    that cannot finish passes, with a warning logged.
+    ``submission`` is a path (the sandbox's case: the solution's own file), or on the host its
+    bytes or a binary file open on it (opened by the caller through ``podium.untrusted``; a
+    file is streamed from its start, never held whole). ``max_bytes`` caps its size (default:
+    ``size_cap(sample)``); a larger file is refused before a byte of it is read. ``keys`` are
+    the sample's key columns when the caller knows them (default: :func:`key_columns`). On the
+    host a submission is checked against the bounds first, then, past ``IN_PROCESS_BYTES``, in
+    a child process given ``timeout_s``: one that cannot finish passes, with a warning logged.
     """
     sample = Path(sample)
-    if not isinstance(submission, bytes) or len(submission) <= IN_PROCESS_BYTES:
+    if isinstance(submission, Path):
         return _verdict(submission, sample, max_bytes, keys)
+    source = submission
+    small = _whole_if_small(source)
+    if small is not None:
+        return _verdict(small, sample, max_bytes, keys)
     try:
         limits = bounds(sample, max_bytes=max_bytes)
     except Invalid as exc:
         return _reason(exc)
-    problem = bound_problem(submission, len(submission), limits)
+    problem = bound_problem(_head(source, limits.max_header_bytes + 1), _size_of(source), limits)
     if problem is not None:
         return problem
     try:
-        found = check_in_child(submission, sample, limits.max_bytes, keys, timeout_s)
+        found = check_in_child(source, sample, limits.max_bytes, keys, timeout_s)
     except Unchecked as exc:
         log.warning("the submission was not checked: %s", exc)
         return None
@@ -137,7 +156,10 @@ def check(
 
 
 def _verdict(
-    submission: Path | bytes, sample: Path, max_bytes: int | None, keys: Sequence[str] | None
+    submission: Path | bytes | BinaryIO,
+    sample: Path,
+    max_bytes: int | None,
+    keys: Sequence[str] | None,
 ) -> str | None:
     try:
         _check(submission, sample, max_bytes, keys)
@@ -153,16 +175,22 @@ def _reason(exc: Exception) -> str:
 
 
 def _check(
-    submission: Path | bytes, sample: Path, max_bytes: int | None, keys: Sequence[str] | None
+    submission: Path | bytes | BinaryIO,
+    sample: Path,
+    max_bytes: int | None,
+    keys: Sequence[str] | None,
 ) -> None:
     limits = bounds(sample, max_bytes=max_bytes)
     cap = limits.max_bytes
-    data = submission if isinstance(submission, bytes) else _read(submission, "the submission", cap)
-    problem = bound_problem(data, len(data), limits)
+    source = (
+        _read(submission, "the submission", cap) if isinstance(submission, Path) else submission
+    )
+    size = _size_of(source)
+    problem = bound_problem(_head(source, limits.max_header_bytes + 1), size, limits)
     if problem is not None:
         raise Invalid(problem)
     expected = _parse_csv(_read(sample, "the sample submission", None), "the sample submission")
-    table = _parse_csv(data, "the submission", expected.header, len(expected.rows))
+    table = _parse_csv(source, "the submission", expected.header, len(expected.rows))
     if len(table.rows) != len(expected.rows):
         raise Invalid(
             f"the submission has {len(table.rows):,} rows; expected {len(expected.rows):,} "
@@ -175,6 +203,34 @@ def _check(
             _check_numbers(table.column(name), name)
 
 
+def _size_of(source: bytes | BinaryIO) -> int:
+    """The bytes a submission holds (a stream: to its end, its position left at the start)."""
+    if isinstance(source, bytes):
+        return len(source)
+    size = source.seek(0, io.SEEK_END)
+    source.seek(0)
+    return size
+
+
+def _head(source: bytes | BinaryIO, count: int) -> bytes:
+    """A submission's first ``count`` bytes (a stream is left at its start)."""
+    if isinstance(source, bytes):
+        return source[:count]
+    source.seek(0)
+    head = source.read(count)
+    source.seek(0)
+    return head
+
+
+def _whole_if_small(source: bytes | BinaryIO) -> bytes | None:
+    """A submission's bytes when it holds at most ``IN_PROCESS_BYTES`` (checked here), else
+    None (checked in a child). A stream is read no further than that."""
+    if isinstance(source, bytes):
+        return source if len(source) <= IN_PROCESS_BYTES else None
+    head = _head(source, IN_PROCESS_BYTES + 1)
+    return head if len(head) <= IN_PROCESS_BYTES else None
+
+
 def size_cap(sample: Path) -> int:
     """The largest submission read for a task: 100 MiB, or 20 times its sample if more."""
     return max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * sample.stat().st_size)
@@ -185,18 +241,33 @@ def size_cap(sample: Path) -> int:
 
 class Bounds(NamedTuple):
     """The most a submission may be, compared with the files it answers (the sample; for
-    grading, the private answers too): bytes, header-line bytes, header columns. Each is a
-    floor no valid submission comes near or a multiple of the widest reference, whichever is
+    grading, the private answers too): bytes, header-line bytes, header columns, rows. Each is
+    a floor no valid submission comes near or a multiple of the widest reference, whichever is
     more, so a valid MLE-bench submission is never refused (a sample with 1,000 columns allows
-    10,000; graders select columns by name, so extra ones are allowed up to there). A named
-    tuple, not a dataclass: this file must load however an agent's code loads it."""
+    10,000; graders select columns by name, so extra ones are allowed up to there; a format
+    with several rows per id, one per object found, has the answers' rows times ten). A named
+    tuple, not a dataclass: this file must load however an agent's code loads it.
+
+    The rows bound is what makes reading a submission stop early: whatever reads one (the
+    check, the split, a grader's pandas) stops after ``max_rows + 1`` rows, so a file of
+    millions of short rows costs what a valid one does."""
 
     max_bytes: int
     max_header_bytes: int
     max_columns: int
     reference_columns: int  # the widest reference's, for the reasons
     reference_header_bytes: int
+    max_rows: int = MIN_ROW_CAP
     reference: str = "the sample submission"  # names the references in the reasons
+
+    def rows_problem(self, rows: int) -> str | None:
+        """Why a submission with (at least) ``rows`` rows is out of bounds, or None."""
+        return too_many_rows(self.max_rows) if rows > self.max_rows else None
+
+
+def too_many_rows(max_rows: int) -> str:
+    """The reason a submission with more than ``max_rows`` rows is refused."""
+    return f"the submission has over {max_rows:,} rows, the most accepted for this task"
 
 
 def bounds(*references: Path, max_bytes: int | None = None, shown: str = "") -> Bounds:
@@ -204,7 +275,7 @@ def bounds(*references: Path, max_bytes: int | None = None, shown: str = "") -> 
     size and header line, read once per version of each; the widest counts), named ``shown`` in
     the reasons; ``max_bytes`` overrides the size cap. Raises Invalid when the first reference
     (the sample) does not exist."""
-    size, header_bytes, columns = 0, 0, 0
+    size, header_bytes, columns, rows = 0, 0, 0, 0
     for index, reference in enumerate(references):
         try:
             info = reference.stat()
@@ -212,15 +283,18 @@ def bounds(*references: Path, max_bytes: int | None = None, shown: str = "") -> 
             if index == 0:
                 raise Invalid(f"the sample submission {reference} does not exist") from None
             continue
-        found_bytes, found_columns = _header_of(str(reference), (info.st_mtime_ns, info.st_size))
+        stamp = (info.st_mtime_ns, info.st_size)
+        found_bytes, found_columns = _header_of(str(reference), stamp)
         size = max(size, info.st_size)
         header_bytes, columns = max(header_bytes, found_bytes), max(columns, found_columns)
+        rows = max(rows, _rows_of(str(reference), stamp))
     return Bounds(
         max_bytes=max_bytes if max_bytes is not None else max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * size),
         max_header_bytes=max(MIN_HEADER_CAP, HEADER_CAP_FACTOR * header_bytes),
         max_columns=max(MIN_COLUMN_CAP, COLUMN_CAP_FACTOR * columns),
         reference_columns=columns,
         reference_header_bytes=header_bytes,
+        max_rows=max(MIN_ROW_CAP, ROW_CAP_FACTOR * rows),
         reference=shown or "the sample submission",
     )
 
@@ -236,6 +310,20 @@ def _header_of(path: str, stamp: tuple[int, int]) -> tuple[int, int]:
         return 0, 0
     length, header = _first_record(head, len(head) + 1)
     return length, len(header)
+
+
+@functools.lru_cache(maxsize=16)
+def _rows_of(path: str, stamp: tuple[int, int]) -> int:
+    """A trusted CSV's rows below its header, as its line breaks (a quoted one counts too: the
+    bound is then looser, never tighter); 0 if it cannot be read."""
+    breaks, last = 0, b"\n"
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(_CHUNK), b""):
+                breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
+    except OSError:
+        return 0
+    return max(breaks + (last != b"\n") - 1, 0)
 
 
 def bound_problem(head: bytes, size: int, limits: Bounds) -> str | None:
@@ -332,47 +420,76 @@ def _read(path: Path, what: str, cap: int | None) -> bytes:
 
 
 def _parse_csv(
-    data: bytes, what: str, keep: Sequence[str] | None = None, max_rows: int | None = None
+    source: bytes | BinaryIO,
+    what: str,
+    keep: Sequence[str] | None = None,
+    max_rows: int | None = None,
 ) -> Table:
     """The CSV's table, read as pandas reads it; raises Invalid with the reason it cannot be.
 
     Only the columns named in ``keep`` (all, without it) are kept, in that order, and reading
     stops after ``max_rows + 1`` rows: memory stays near the sample's size, whatever the file
-    (the text is decoded as it is read, never held whole). A first row one field longer than
-    the header makes its first field an index, as in pandas.
+    (a stream is decoded as it is read, from its start, never held whole). A first row one
+    field longer than the header makes its first field an index, as in pandas.
     """
-    if not data:
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
+    if not _size_of(stream):
         raise Invalid(f"{what} is an empty file")
     try:
         try:
-            return _read_table(data, what, keep, max_rows, strict=True)
+            return _read_table(stream, what, keep, max_rows, strict=True)
         except csv.Error as exc:
             if "unexpected end of data" in str(exc):  # a quote never closed: pandas refuses it
                 raise Invalid(
                     f"{what} is not a valid CSV: a quoted field is never closed"
                 ) from None
-        return _read_table(data, what, keep, max_rows, strict=False)  # pandas' lenient quoting
+        return _read_table(stream, what, keep, max_rows, strict=False)  # pandas' lenient quoting
     except UnicodeDecodeError:
-        at = _undecodable_byte(data)
+        at = _undecodable_byte(stream)
         raise Invalid(f"{what} is not UTF-8 text (byte {at} cannot be decoded)") from None
 
 
-def _undecodable_byte(data: bytes) -> int:
+def _undecodable_byte(stream: BinaryIO) -> int:
     """The offset of the first byte that is not UTF-8 (decoded a chunk at a time)."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
-    chunk = 1024 * 1024
-    for start in range(0, len(data), chunk):
+    stream.seek(0)
+    start = 0
+    while True:
+        chunk = stream.read(_CHUNK)
         try:
-            decoder.decode(data[start : start + chunk], final=start + chunk >= len(data))
+            decoder.decode(chunk, final=not chunk)
         except UnicodeDecodeError as exc:
             return max(start + exc.start - len(decoder.getstate()[0]), 0)
-    return len(data)
+        if not chunk:
+            return start
+        start += len(chunk)
 
 
 def _read_table(
-    data: bytes, what: str, keep: Sequence[str] | None, max_rows: int | None, strict: bool
+    stream: BinaryIO, what: str, keep: Sequence[str] | None, max_rows: int | None, strict: bool
 ) -> Table:
-    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    with _text(stream) as text:
+        return _table_of(text, what, keep, max_rows, strict)
+
+
+@contextlib.contextmanager
+def _text(stream: BinaryIO, encoding: str = "utf-8-sig") -> Iterator[io.TextIOWrapper]:
+    """``stream`` as text from its start, decoded as it is read; the stream is left open."""
+    stream.seek(0)
+    text = io.TextIOWrapper(stream, encoding=encoding, newline="")
+    try:
+        yield text
+    finally:
+        text.detach()
+
+
+def _table_of(
+    text: io.TextIOWrapper,
+    what: str,
+    keep: Sequence[str] | None,
+    max_rows: int | None,
+    strict: bool,
+) -> Table:
     lines = (row for row in csv.reader(text, strict=strict) if row)
     header = next(lines, None)
     if header is None:
@@ -553,44 +670,161 @@ def validate(
     return reason is None, reason or ""
 
 
+# --- a holdout's split: a submission's rows parted by their id ----------------------------
+
+
+def id_key(value: str) -> str:
+    """An id as a split compares it: an ASCII integer (``7``, ``+7``, ``7.0``) as its
+    integer, anything else as its text without surrounding spaces."""
+    text = value.strip()
+    if INTEGER_ID.fullmatch(text):
+        return str(int(text.split(".")[0]))
+    return text
+
+
+def split_by_id(
+    source: BinaryIO,
+    column: str,
+    held: AbstractSet[str],
+    max_rows: int,
+    own: BinaryIO,
+    held_out: BinaryIO,
+) -> None:
+    """Write the rows of the submission in ``source`` whose ``column`` holds one of the
+    ``held`` keys (:func:`id_key`) to ``held_out``, the others to ``own``, each part under the
+    submission's header, its cells as they were read. Raises Invalid, with the reason, when
+    the file cannot be split: no single ``column``, a row longer than its header, more than
+    ``max_rows`` rows (said as soon as row ``max_rows + 1`` is read), a held key missing or
+    repeated. Streamed: memory holds one row and the held keys seen, never the file."""
+    with contextlib.ExitStack() as stack:  # one ``with`` per stream: Python 3.8 reads this file
+        text = stack.enter_context(_text(source))
+        own_text = stack.enter_context(_text(own, "utf-8"))
+        held_text = stack.enter_context(_text(held_out, "utf-8"))
+        try:
+            seen = _split_rows(
+                (row for row in csv.reader(text) if row),
+                column,
+                held,
+                max_rows,
+                (
+                    csv.writer(own_text, lineterminator="\n"),
+                    csv.writer(held_text, lineterminator="\n"),
+                ),
+            )
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise Invalid(f"the submission cannot be read as CSV text: {str(exc)[:200]}") from None
+    if missing := len(held) - len(seen):
+        raise Invalid(f"the submission has no row for {missing} of the test.csv ids: it must "
+                      "predict every row of test.csv")  # fmt: skip
+    if repeated := sum(n > 1 for n in seen.values()):
+        raise Invalid(f"the submission repeats {repeated} of the test.csv ids")
+
+
+def _split_rows(
+    rows: Iterator[list[str]],
+    column: str,
+    held: AbstractSet[str],
+    max_rows: int,
+    writers: tuple[Any, Any],
+) -> Counter[str]:
+    """The held keys seen, each with its rows' count; the rows written as they come."""
+    header = next(rows, None)
+    if header is None or header.count(column) != 1:
+        raise Invalid(f"the submission needs one {column!r} column")
+    width, at = len(header), header.index(column)
+    own, held_out = writers
+    own.writerow(header)
+    held_out.writerow(header)
+    seen: Counter[str] = Counter()
+    for line, row in enumerate(rows, start=2):
+        if len(row) > width:
+            raise Invalid(f"line {line} of the submission has more fields than its header")
+        if line - 1 > max_rows:
+            raise Invalid(too_many_rows(max_rows))
+        key = id_key(row[at]) if len(row) > at else None
+        if key is not None and key in held:
+            seen[key] += 1
+            held_out.writerow(row)
+        else:
+            own.writerow(row)
+    return seen
+
+
 # --- the host's child process -------------------------------------------------------------
 
 
 def check_in_child(
-    data: bytes,
+    source: bytes | BinaryIO,
     sample: Path,
     max_bytes: int,
     keys: Sequence[str] | None,
     timeout_s: float,
 ) -> str | None:
-    """The structural check of ``data`` in a child process (this file under ``python -I -S``:
-    the standard library only), with an address-space limit of ``CHILD_MEMORY_BYTES`` plus 8
-    times the files, killed at ``timeout_s``. Raises :class:`Unchecked` when it cannot say
-    (the deadline, its memory, a crash): that is the child's fault, never the file's verdict."""
+    """The structural check of ``source`` (bytes, or a file open on it: the child reads the
+    file itself, so the host holds none of it) in a child process (see :func:`_ask_child`).
+    Raises :class:`Unchecked` when it cannot say (the deadline, its memory, a crash): that is
+    the child's fault, never the file's verdict."""
     keys = list(key_columns(sample) if keys is None else keys)
-    memory = CHILD_MEMORY_BYTES + 8 * (len(data) + _size(sample))  # csv holds a field as UCS-4
+    memory = CHILD_MEMORY_BYTES + 8 * (_size_of(source) + _size(sample))  # csv: UCS-4 fields
+    request = {"task": "check", "sample": str(sample), "max_bytes": max_bytes, "keys": keys}
+    return _ask_child(request, source, memory, timeout_s)
+
+
+def split_in_child(
+    source: BinaryIO,
+    column: str,
+    ids_file: Path,
+    max_rows: int,
+    parts: tuple[BinaryIO, BinaryIO],
+    timeout_s: float = SPLIT_TIMEOUT_S,
+) -> str | None:
+    """:func:`split_by_id` in a child process: the submission open in ``source``, the held
+    ids in ``ids_file`` (a JSON object whose ``ids`` member lists them), the parts (own, held)
+    written into the two files open for writing in ``parts``. None when split, else why it
+    cannot be; raises :class:`Unchecked` when the child cannot say (its deadline, memory)."""
+    own, held = (part.fileno() for part in parts)
+    memory = CHILD_MEMORY_BYTES + 8 * _size_of(source) + 32 * _size(ids_file)
+    request = {"task": "split", "column": column, "ids_file": str(ids_file),
+               "max_rows": max_rows, "own": own, "held": held}  # fmt: skip
+    return _ask_child(request, source, memory, timeout_s, pass_fds=(own, held))
+
+
+def _ask_child(
+    request: dict[str, Any],
+    source: bytes | BinaryIO,
+    memory: int,
+    timeout_s: float,
+    pass_fds: tuple[int, ...] = (),
+) -> str | None:
+    """Run ``request`` in this file as a child (``python -I -S``: the standard library only),
+    its address space limited to ``memory`` bytes, killed at ``timeout_s``; the submission on
+    its stdin: piped bytes, or the open file itself (read from its start). Returns the child's
+    reason (None: it passed); raises :class:`Unchecked` when the child gave none."""
     command = [sys.executable, "-I", "-S", str(Path(__file__).resolve()), HOST_FLAG,
-               json.dumps({"sample": str(sample), "max_bytes": max_bytes, "keys": keys,
-                           "memory": memory})]  # fmt: skip
+               json.dumps({**request, "memory": memory})]  # fmt: skip
+    piped, stdin = (source, subprocess.PIPE) if isinstance(source, bytes) else (None, source)
+    if not isinstance(stdin, int):
+        stdin.seek(0)
     try:
         proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+            command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            pass_fds=pass_fds,
+        )  # fmt: skip
     except OSError as exc:
-        raise Unchecked(f"the check could not start: {exc.strerror}") from None
+        raise Unchecked(f"the {request['task']} could not start: {exc.strerror}") from None
     try:
-        out, _ = proc.communicate(data, timeout=timeout_s)
+        out, _ = proc.communicate(piped, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        raise Unchecked(f"the check did not finish within {timeout_s:g} s") from None
+        raise Unchecked(f"the {request['task']} did not finish within {timeout_s:g} s") from None
     try:
         reply = json.loads(out.decode("utf-8").strip().splitlines()[-1])
         if not isinstance(reply, dict):
             raise ValueError(reply)
     except (ValueError, IndexError):
         raise Unchecked(
-            f"the check's process ended without a verdict (exit {proc.returncode})"
+            f"the {request['task']}'s process ended without a verdict (exit {proc.returncode})"
         ) from None
     if reply.get("unchecked"):
         raise Unchecked(str(reply["unchecked"]))
@@ -605,9 +839,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _host_check(request: str) -> int:
-    """The child's side: the request in ``argv``, the submission's bytes on stdin, one JSON
-    line out: ``{"reason": null | "..."}`` or ``{"unchecked": "..."}``."""
+def _host_child(request: str) -> int:
+    """The child's side: the request in ``argv``, the submission on stdin, one JSON line out:
+    ``{"reason": null | "..."}`` or ``{"unchecked": "..."}``."""
     import resource
 
     config = json.loads(request)
@@ -617,23 +851,34 @@ def _host_check(request: str) -> int:
     except (ValueError, OSError):
         pass  # a lower limit is in place already
     try:
-        data = sys.stdin.buffer.read()
-        _check(data, Path(config["sample"]), int(config["max_bytes"]), config["keys"])
+        stdin = sys.stdin.buffer
+        source = stdin if stdin.seekable() else io.BytesIO(stdin.read())
+        if config["task"] == "split":
+            _split_request(source, config)
+        else:
+            _check(source, Path(config["sample"]), int(config["max_bytes"]), config["keys"])
         reply: dict[str, str | None] = {"reason": None}
     except Invalid as exc:
         reply = {"reason": _reason(exc)}
     except MemoryError:
-        reply = {"unchecked": "the check ran out of memory"}
+        reply = {"unchecked": f"the {config['task']} ran out of memory"}
     except RecursionError:
-        reply = {"unchecked": "the check ran out of stack"}
+        reply = {"unchecked": f"the {config['task']} ran out of stack"}
     print(json.dumps(reply))
     return 0
 
 
+def _split_request(source: BinaryIO, config: dict[str, Any]) -> None:
+    with open(config["ids_file"], encoding="utf-8") as fh:
+        held = {id_key(str(i)) for i in json.load(fh)["ids"]}
+    with os.fdopen(int(config["own"]), "wb") as own, os.fdopen(int(config["held"]), "wb") as out:
+        split_by_id(source, str(config["column"]), held, int(config["max_rows"]), own, out)
+
+
 def main(argv: Sequence[str]) -> int:
     """``python validate_submission.py [SUBMISSION] [SAMPLE]``: prints one line, exit 0 if valid."""
-    if len(argv) == 2 and argv[0] == HOST_FLAG:  # the host's child (``check_in_child``)
-        return _host_check(argv[1])
+    if len(argv) == 2 and argv[0] == HOST_FLAG:  # the host's child (``_ask_child``)
+        return _host_child(argv[1])
     if len(argv) > 2 or any(arg.startswith("-") for arg in argv):
         print("usage: python validate_submission.py [SUBMISSION [SAMPLE_SUBMISSION]]")
         return 2

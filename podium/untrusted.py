@@ -44,6 +44,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u
 
 MAX_UNTRUSTED_BYTES = 1024**3  # a file a solution wrote that is larger is refused unread
 _CHUNK = 1024**2
+# A file larger than SPARSE_RATIO times what it holds on the disk, plus SPARSE_SLACK, is sparse
+# even where the file system reports no holes (NFSv3, 9p): compression stays below the ratio
+# (btrfs packs 128 KiB into one 4 KiB block at best: 32x), a small inline file below the slack.
+SPARSE_RATIO = 64
+SPARSE_SLACK = 1024**2
 
 
 def strip_ansi(text: str) -> str:
@@ -202,10 +207,14 @@ def copy_untrusted(
 
     Nothing of the source but its bytes comes along: not its owner, not its mode (no setuid or
     setgid bit can reach the host), not a link. Returns the bytes copied; raises
-    :class:`Refused` (leaving no ``dest``) when the source is not safe to read.
+    :class:`Refused` (leaving no ``dest``) when the source is not safe to read, or is
+    :func:`sparse` (its holes would be written out). Copied with plain reads and writes: ``dest``
+    shares no extent with a file a sandbox wrote.
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     with open_untrusted(path, trusted=trusted, max_bytes=max_bytes, shown=shown) as src:
+        if why := sparse(src.fileno(), shown or str(path)):
+            raise Refused(why)
         out = os.open(dest, flags, 0o644)
         copied = 0
         try:
@@ -221,6 +230,34 @@ def copy_untrusted(
             raise
         os.close(out)
     return copied
+
+
+def sparse(fd: int, shown: str) -> str | None:
+    """Why the regular file open at ``fd`` must not be copied, if it has holes: bytes that read
+    as zeros but take no disk (``truncate``, a seek past the end), so that a copy would cost
+    the host its whole size (1 GiB for 4 KiB written). Read on the descriptor, before a byte
+    is copied; the file's offset is left at the start.
+
+    A file holding at least its size on the disk costs a copy no more than it cost its writer,
+    holes or not (XFS may allocate past the end); otherwise any hole the file system reports
+    (``SEEK_HOLE`` before the end), or a size far beyond the blocks (``SPARSE_RATIO``) where it
+    reports none, refuses it.
+    """
+    info = os.fstat(fd)
+    held = info.st_blocks * 512
+    if info.st_size <= held:
+        return None
+    try:
+        hole = os.lseek(fd, 0, os.SEEK_HOLE)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:  # no SEEK_HOLE here: the blocks alone tell
+        hole = info.st_size
+    if hole < info.st_size or info.st_size > SPARSE_RATIO * held + SPARSE_SLACK:
+        return (
+            f"{shown} is sparse: {info.st_size:,} bytes, of which only {held:,} are on the "
+            "disk (a file with holes is never copied: the copy would write them all)"
+        )
+    return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -230,6 +230,20 @@ def processes() -> dict[int, tuple[int, list[str]]]:
     return table
 
 
+def descendants(root: int) -> dict[int, list[str]]:
+    """The processes below ``root`` (pid → argv): a test counts its own, never the machine's."""
+    table = processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = {}, list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found[pid] = table[pid][1]
+        stack.extend(children.get(pid, []))
+    return found
+
+
 # --- hostile trees ------------------------------------------------------------------------
 
 DEEP = 3000  # past Python's recursion limit, and the path far past PATH_MAX

@@ -4,6 +4,7 @@ line of reason, never a crash and never a score; it runs on its own, as the agen
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import subprocess
@@ -333,6 +334,56 @@ def test_a_large_submission_is_checked_in_a_child_with_a_deadline(
     assert "1 id values are not in the sample submission" in (check(bad, sample) or "")
     assert check(bad, sample, timeout_s=0.001) is None
     assert "the submission was not checked" in caplog.text
+
+
+def test_an_open_file_is_checked_as_its_bytes_are_the_child_reading_it_itself(
+    public: Path, sample: Path, tmp_path: Path
+) -> None:
+    """The host hands an open file over (its child reads it from the start, the host holds
+    none of it): the same verdicts as for its bytes, small or past ``IN_PROCESS_BYTES``."""
+    padding = "\n" * (2 * submission_check.IN_PROCESS_BYTES)
+    bad = GOOD.replace("\n4,", "\n9,")
+    for content in (GOOD, bad, GOOD + padding, bad + padding, "\xff".join([GOOD, padding])):
+        path = submit(tmp_path / "open", content)
+        with path.open("rb") as fh:
+            fh.read(5)  # wherever the caller left it
+            assert check(fh, sample) == check(path.read_bytes(), sample), content[:40]
+
+
+def test_the_rows_bound_is_ten_times_the_samples_with_a_floor(tmp_path: Path) -> None:
+    small = submit(tmp_path / "small", SAMPLE)
+    assert submission_check.bounds(small).max_rows == submission_check.MIN_ROW_CAP
+    rows = "".join(f"{i},cat,0.5\n" for i in range(20_000))
+    large = submit(tmp_path / "large", "id,label,prob\n" + rows)
+    assert submission_check.bounds(large).max_rows == 200_000
+
+
+def split(data: bytes, held: set[str], max_rows: int = 100) -> tuple[str | None, str, str]:
+    """:func:`submission_check.split_by_id` in this process: (its refusal, own, held)."""
+    own, out = io.BytesIO(), io.BytesIO()
+    try:
+        submission_check.split_by_id(io.BytesIO(data), "id", held, max_rows, own, out)
+    except submission_check.Invalid as exc:
+        return str(exc), "", ""
+    return None, own.getvalue().decode(), out.getvalue().decode()
+
+
+def test_a_holdout_split_streams_rows_by_id_and_stops_at_the_rows_bound() -> None:
+    """Ids compare as a holdout compares them (``7.0`` is ``7``); cells are written back as
+    read; a file with more rows than the bound is refused at the row past it."""
+    data = b'id,y\n1,a\n7.0,"b, c"\n3,d\n'
+    assert split(data, {"7"}) == (None, "id,y\n1,a\n3,d\n", 'id,y\n7.0,"b, c"\n')
+    assert split(data, {"7", "8"})[0] == (
+        "the submission has no row for 1 of the test.csv ids: it must predict every row of test.csv"
+    )
+    assert split(b"id,y\n7,a\n+7,b\n", {"7"})[0] == "the submission repeats 1 of the test.csv ids"
+    assert split(b"x,y\n1,2\n", {"1"})[0] == "the submission needs one 'id' column"
+    assert (
+        split(b"id\n1,2\n", {"1"})[0] == "line 2 of the submission has more fields than its header"
+    )
+    assert split(b"id\n" + b"1\n" * 1000, {"1"}, max_rows=10)[0] == (
+        "the submission has over 10 rows, the most accepted for this task"
+    )
 
 
 def test_a_long_parse_does_not_hold_the_hosts_event_loop(public: Path, sample: Path) -> None:

@@ -230,8 +230,9 @@ class SandboxSection(Section):
     )
     user: str | int = Field(
         "auto",
-        description='who kernels run as when Podium is root: "auto" (podium-sandbox, else uid '
-        "65533), an account name or a uid; never root",
+        description='who kernels run as when Podium is root: "auto" (a uid of its own per '
+        "kernel, so no per-uid limit is shared), an account name or a uid (one for every "
+        "kernel, sharing its per-uid limits); never root",
     )
 
 

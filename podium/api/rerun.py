@@ -111,6 +111,7 @@ def rerun_node(
     registry = load_registry(cfg.plugins)
     task = _load_task(view, cfg, registry)
     box = registry.sandbox(sandbox or cfg.sandbox.name).create(cfg.sandbox.model_dump())
+    box.hide(task.secret_paths())
     if box.notice:
         log.warning("%s", box.notice)
     if not box.isolated:

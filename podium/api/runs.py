@@ -162,6 +162,7 @@ async def _run(
     parts = _resolve(cfg, Registry(pm), events, replayed)
     await parts.sandbox.environment()  # a broken sandbox.python stops here, before any file
     task = parts.task
+    parts.sandbox.hide(task.secret_paths())  # as does an answer the sandbox could not mask
     rd = existing or RunDir(default_run_dir(cfg, task))
     if existing is not None:  # before config.toml is rewritten with the changes
         _keeps_its_holdout(cfg, existing, task)
@@ -170,6 +171,7 @@ async def _run(
     journal = _open_journal(rd, cfg, task, created=existing is None)
     try:
         task = _hold_out(cfg, parts, rd)
+        parts.sandbox.hide(task.secret_paths())  # a holdout's labels too, before any kernel
         info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
                        strategy=parts.strategy.name)  # fmt: skip
         summary_info = _summary_info(cfg, task, parts)

@@ -38,19 +38,23 @@ registry (``mlebench/<id>``), where no harness file exists.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import BinaryIO
 
-from podium.benchmarks.folder import read_description, read_handed_over
+from podium.benchmarks.folder import opened_within, read_description, sample_bound
 from podium.benchmarks.metric_direction import DIRECTION_ENV, HEADING, metric_from_env, read_metric
 from podium.benchmarks.validation_server import ServerVerdict, ValidationServer, validation_server
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.scaffolds import count_rows
-from podium.submission_check import MIN_SIZE_CAP, Invalid, check, find_sample, size_cap
+from podium.submission_check import MIN_SIZE_CAP, Bounds, Invalid, bounds, check, find_sample
+from podium.untrusted import Refused, open_untrusted
 
 log = logging.getLogger("podium.benchmarks")
 
@@ -124,33 +128,51 @@ class DataFolderTask(Task):
     def check_submission(self, path: Path) -> str | None:
         """The validation server's verdict when it gives one, else the structural check.
 
-        A submission the server was too slow on is said in the log, by its path (its node's);
+        The host streams the file (to the server, then to the structural check's child) and
+        never holds it: its memory does not depend on the file. A submission out of the
+        sample's bounds is refused on its first bytes, before the server is asked. A
+        submission the server was too slow on is said in the log, by its path (its node's);
         a server that is down says so itself (``ValidationServer``) when it goes and comes
         back; any other answer without a verdict is warned of once."""
         sample = self.sample_submission
-        cap = size_cap(sample) if sample is not None else MIN_SIZE_CAP
-        data = read_handed_over(path, cap)
-        if isinstance(data, str):
-            return data
-        if self.server is not None:
-            verdict = self.server.ask(data)
-            if isinstance(verdict, ServerVerdict):
+        try:
+            limits = bounds(sample) if sample is not None else None
+        except Invalid as exc:
+            return str(exc)
+        with _opened(path, limits) as opened:
+            if isinstance(opened, str):
+                return opened
+            verdict = self._ask_server(path, opened)
+            if verdict is not None:
                 return None if verdict.valid else verdict.reason
-            if verdict.cause == "slow":
-                log.warning(
-                    "%s: %s: the validation server gave no verdict: %s; the structural "
-                    "check decides for this submission",
-                    self.id, path, verdict,
-                )  # fmt: skip
-            elif verdict.cause == "answer":
-                self._warn_once(
-                    "server",
-                    f"the validation server {self.server.url} gave no verdict: {verdict}; "
-                    "submissions get the structural check instead",
-                )
-        if sample is None:
-            return None if data.strip() else "the submission is empty"
-        return check(data, sample, cap)
+            opened.seek(0)
+            if sample is None:
+                return None if _has_text(opened) else "the submission is empty"
+            return check(opened, sample, limits.max_bytes if limits else None)
+
+    def max_submission_bytes(self) -> int | None:
+        return sample_bound(self.sample_submission) or MIN_SIZE_CAP
+
+    def _ask_server(self, path: Path, submission: BinaryIO) -> ServerVerdict | None:
+        """The server's verdict, or None (said in the log) when it gives none."""
+        if self.server is None:
+            return None
+        verdict = self.server.ask(submission)
+        if isinstance(verdict, ServerVerdict):
+            return verdict
+        if verdict.cause == "slow":
+            log.warning(
+                "%s: %s: the validation server gave no verdict: %s; the structural "
+                "check decides for this submission",
+                self.id, path, verdict,
+            )  # fmt: skip
+        elif verdict.cause == "answer":
+            self._warn_once(
+                "server",
+                f"the validation server {self.server.url} gave no verdict: {verdict}; "
+                "submissions get the structural check instead",
+            )
+        return None
 
     def train_rows(self) -> int | None:
         trains = sorted(self.public_dir.glob("*train*.csv")) or sorted(
@@ -202,7 +224,7 @@ def load_data_folder(path: Path, obfuscated: bool = False) -> DataFolderTask:
         metric_name=reading.name,
         metric_source=reading.source,
         rules=read_rules(folder, obfuscated),
-        server=validation_server(),
+        server=validation_server(in_harness=COMPETITION_ID_ENV in os.environ),
     )
 
 
@@ -235,3 +257,32 @@ def _title(description: str) -> str | None:
             return title
         break
     return None
+
+
+@contextlib.contextmanager
+def _opened(path: Path, limits: Bounds | None) -> Iterator[BinaryIO | str]:
+    """The submission open within the sample's ``limits`` (``opened_within``), or within the
+    smallest size cap where the folder has no sample; else why not, as text."""
+    if limits is not None:
+        with opened_within(path, limits) as within:
+            yield within
+        return
+    with contextlib.ExitStack() as stack:
+        opened: BinaryIO | str
+        try:
+            opened = stack.enter_context(
+                open_untrusted(path, max_bytes=MIN_SIZE_CAP, shown="the submission")
+            )
+        except FileNotFoundError:
+            opened = f"the submission {path} does not exist"
+        except Refused as exc:
+            opened = str(exc)
+        yield opened
+
+
+def _has_text(fh: BinaryIO, chunk: int = 1 << 20) -> bool:
+    """Whether the file holds anything but whitespace, read a chunk at a time."""
+    while block := fh.read(chunk):
+        if block.strip():
+            return True
+    return False

@@ -16,28 +16,26 @@ only ever gets ``public``. A folder inside an MLE-bench checkout's registry
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
-from podium.benchmarks.grader_worker import GraderSource, GraderWorker
-from podium.benchmarks.grading import (
-    grade_submission,
-    is_lower_better,
-    load_grade_fn,
-    read_leaderboard,
-)
+from podium.benchmarks.grader_worker import GraderSource, GraderStopped, GraderWorker
+from podium.benchmarks.grading import grade_report, is_lower_better, read_leaderboard
 from podium.benchmarks.prepare import prepare_data
 from podium.errors import TaskError
 from podium.interfaces import Task
 from podium.records import GradeReport
 from podium.scaffolds import count_rows
-from podium.submission_check import bound_problem, bounds, check, key_columns
-from podium.untrusted import Refused, read_untrusted
+from podium.secret_paths import RAW, podium_data_dir
+from podium.submission_check import Bounds, Invalid, bound_problem, bounds, check, key_columns
+from podium.untrusted import Refused, open_untrusted
 
 REQUIRED_FILES = {
     "config.yaml": "the task's registry entry: id, name, dataset.answers, "
@@ -53,12 +51,16 @@ REQUIRED_FILES = {
 # public stand-ins gives no verdict, and the structural check decides.
 GRADER_DEADLINE_S = 40.0
 STRUCTURAL_DEADLINE_S = 20.0
+# A grading's deadline (the final grade, every node's after the run, a holdout's score): in
+# the format check's worker, under its memory cap. Longer than the check's, which has the
+# structural check to fall back on; a grade has nothing to fall back on.
+GRADE_DEADLINE_S = 300.0
+SCORE_IN_WORKER = "podium.benchmarks.grading:score_in_worker"
 REQUIRED_KEYS = ("id", "name", "dataset.answers", "dataset.sample_submission", "grader.grade_fn")
 
 
 def default_data_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "podium" / "data"
+    return podium_data_dir()
 
 
 @dataclass
@@ -92,30 +94,37 @@ class FolderTask(Task):
     def answers(self) -> Path:
         return self.private_dir / Path(self.config["dataset"]["answers"]).name
 
+    def max_submission_bytes(self) -> int | None:
+        return sample_bound(self.sample_submission)
+
     def check_submission(self, path: Path) -> str | None:
         """The competition's grader on public stand-ins decides where it can (see
         ``grader_check``); elsewhere the structural check does.
 
         Bounded by construction: a file out of the bounds (:func:`bound_problem`: its size,
         its header line's length and width against the sample's) is refused in milliseconds
-        before the grader or pandas read it; the grader gets ``GRADER_DEADLINE_S`` (then the
-        verdict is "unknown"), the structural check ``STRUCTURAL_DEADLINE_S`` (then the file
-        passes unchecked, logged): at most about a minute whatever the file."""
+        before the grader or pandas read it; the host reads no more than its first bytes, the
+        grader's worker and the structural check's child read the file themselves, under
+        their memory caps, and stop past the bounds' rows; the grader gets
+        ``GRADER_DEADLINE_S`` (then the verdict is "unknown"), the structural check
+        ``STRUCTURAL_DEADLINE_S`` (then the file passes unchecked, logged): at most about a
+        minute whatever the file."""
         return self.check_against(path, self.sample_submission)
 
     def check_against(self, path: Path, sample: Path) -> str | None:
         """:meth:`check_submission` for the rows another sample submission lists (a host-held
         holdout's): the same bounds, grader and structural check, with ``sample`` for the
         task's own sample."""
-        data = read_bounded(path, sample)
-        if isinstance(data, str):
-            return data
-        worker = self._grader_for(sample)
-        verdict = worker.verdict(data, timeout_s=GRADER_DEADLINE_S)
-        if verdict.outcome != "unknown":
-            return verdict.reason if verdict.outcome == "invalid" else None
-        return check(data, sample, bounds(sample).max_bytes, keys=worker.keys,
-                     timeout_s=STRUCTURAL_DEADLINE_S)  # fmt: skip
+        limits = bounds(sample)
+        with opened_within(path, limits) as opened:
+            if isinstance(opened, str):
+                return opened
+            worker = self._grader_for(sample)
+            verdict = worker.verdict(path, timeout_s=GRADER_DEADLINE_S)
+            if verdict.outcome != "unknown":
+                return verdict.reason if verdict.outcome == "invalid" else None
+            return check(opened, sample, limits.max_bytes, keys=worker.keys,
+                         timeout_s=STRUCTURAL_DEADLINE_S)  # fmt: skip
 
     def warm_up(self) -> None:
         self._grader_for(self.sample_submission).start()
@@ -133,25 +142,40 @@ class FolderTask(Task):
         return worker
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
-        """MLE-bench's grading: the task's own grade_fn on the private answers."""
-        grade_fn = load_grade_fn(self.folder, str(self.config["grader"]["grade_fn"]))
-        return grade_submission(
+        """MLE-bench's grading: the task's own grade_fn on the private answers, run in the
+        task's grader worker (see :meth:`grader_score`)."""
+        return grade_report(
             self.competition_id,
             submission,
-            self.answers,
-            grade_fn,
             self.leaderboard,
-            sandboxed=sandboxed,
-            sample=self.sample_submission,
+            lambda path: self.grader_score(path, self.answers),
+            sandboxed,
         )
 
     def grade_on(self, submission: Path, answers: Path) -> GradeReport | None:
         """The task's grade_fn on other answers of the private answers' format (no medals
         mean anything there: only ``score`` and ``error`` do)."""
-        grade_fn = load_grade_fn(self.folder, str(self.config["grader"]["grade_fn"]))
-        return grade_submission(
-            self.competition_id, submission, answers, grade_fn, self.leaderboard
+        return grade_report(
+            self.competition_id,
+            submission,
+            self.leaderboard,
+            lambda path: self.grader_score(path, answers),
         )
+
+    def grader_score(self, submission: Path, answers: Path) -> tuple[float | None, str | None]:
+        """``(round(score, 5), None)`` or ``(None, why)`` for ``submission`` on ``answers``,
+        from the grader in the format check's worker: never in this process, under the
+        worker's memory cap, within ``GRADE_DEADLINE_S`` (a grader that overruns either is
+        stopped, and that is the reason). Raises TaskError when the grader cannot be run or
+        the answers are unusable."""
+        kwargs = {"submission": str(submission.absolute()), "answers": str(answers),
+                  "sample": str(self.sample_submission)}  # fmt: skip
+        worker = self._grader_for(self.sample_submission)
+        try:
+            score, error = worker.call(SCORE_IN_WORKER, kwargs, GRADE_DEADLINE_S)
+        except GraderStopped as exc:
+            return None, str(exc)
+        return (None if score is None else float(score)), error
 
     def train_rows(self) -> int | None:
         trains = sorted(self.public_dir.glob("*train*.csv")) or sorted(
@@ -159,26 +183,58 @@ class FolderTask(Task):
         )
         return count_rows(trains[0]) if trains else None
 
-
-def read_bounded(path: Path, sample: Path) -> bytes | str:
-    """A node's submission if it is within the bounds of one answering ``sample`` (size,
-    header line, width: :func:`bound_problem`, read before a row is parsed), else why not."""
-    limits = bounds(sample)
-    data = read_handed_over(path, limits.max_bytes)
-    if isinstance(data, str):
-        return data
-    return bound_problem(data, len(data), limits) or data
+    def secret_paths(self) -> tuple[Path, ...]:
+        """The answers, the private dir, the whole data dir the task was prepared in (every
+        task's raw data and answers there; its public data is bound on its own) and the task
+        folder's raw data, from which its ``prepare.py`` rebuilds the answers."""
+        return (self.answers, self.private_dir, *_data_dir(self.private_dir, self.id),
+                self.folder / RAW)  # fmt: skip
 
 
-def read_handed_over(path: Path, cap: int) -> bytes | str:
-    """A node's submission, read through ``podium.untrusted`` (no link followed, at most
-    ``cap`` bytes), or why it cannot be."""
+def _data_dir(private_dir: Path, task_id: str) -> tuple[Path, ...]:
+    """The data dir and the task's own directory in it, for data laid out as Podium and
+    MLE-bench prepare it (``<data dir>/<task id>/prepared/private``); none otherwise."""
+    root = private_dir.parent.parent
+    depth = len(Path(task_id).parts)
+    if private_dir.parent.name != "prepared" or len(root.parents) <= depth:
+        return ()
+    data = root.parents[depth - 1]
+    return (data, root) if data / task_id == root else ()
+
+
+def sample_bound(sample: Path | None) -> int | None:
+    """The most bytes a submission answering ``sample`` may have (``bounds``), or None
+    without a sample to size it by."""
     try:
-        return read_untrusted(path, max_bytes=cap, shown="the submission")
-    except FileNotFoundError:
-        return f"the submission {path} does not exist"
-    except Refused as exc:
-        return str(exc)
+        return bounds(sample).max_bytes if sample is not None else None
+    except Invalid:
+        return None
+
+
+@contextlib.contextmanager
+def opened_within(path: Path, limits: Bounds) -> Iterator[BinaryIO | str]:
+    """A node's submission open for reading (through ``podium.untrusted``: no link followed,
+    at most ``limits.max_bytes``) and at its start, if it is within ``limits`` (its size,
+    header line and width: :func:`bound_problem`, on its first bytes); else why not, as text.
+
+    The host reads no more of it than the header's bound: whoever reads on (a child process)
+    streams the file itself, so the host's memory never depends on the file."""
+    with contextlib.ExitStack() as stack:
+        opened: BinaryIO | str
+        try:
+            fh = stack.enter_context(
+                open_untrusted(path, max_bytes=limits.max_bytes, shown="the submission")
+            )
+        except FileNotFoundError:
+            opened = f"the submission {path} does not exist"
+        except Refused as exc:
+            opened = str(exc)
+        else:
+            head = fh.read(limits.max_header_bytes + 1)
+            problem = bound_problem(head, os.fstat(fh.fileno()).st_size, limits)
+            fh.seek(0)
+            opened = fh if problem is None else problem
+        yield opened
 
 
 def read_registry_config(folder: Path) -> dict[str, Any]:

@@ -29,11 +29,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
 from podium.benchmarks.grading import UnreadableSubmission, apply_grader, read_submission
+from podium.submission_check import Bounds
 
 GradeFn = Callable[[pd.DataFrame, Any], Any]
 Outcome = Literal["valid", "invalid", "unknown"]
@@ -68,20 +70,41 @@ def stand_ins(sample: pd.DataFrame, keys: Sequence[str]) -> list[pd.DataFrame]:
     return found
 
 
-class _OutOfMemory(BaseException):
+class OutOfMemory(BaseException):
     """The grader ran out of the memory this process may use: that says nothing about the
-    submission (MLE-bench grades without the cap), so it must not read as a rejection."""
+    submission (MLE-bench grades without the cap), so it must not read as a rejection (a
+    BaseException: ``apply_grader`` turns every Exception into one)."""
+
+
+def guarded(grade_fn: GradeFn) -> GradeFn:
+    """``grade_fn`` with its MemoryError raised as :class:`OutOfMemory`."""
+
+    def guarded_fn(submission: pd.DataFrame, answers: Any) -> Any:
+        try:
+            return grade_fn(submission, answers)
+        except MemoryError:
+            raise OutOfMemory from None
+
+    return guarded_fn
 
 
 class StandInCheck:
-    """The grader, the sample and the stand-ins the grader was seen to accept the sample with."""
+    """The grader, the sample and the stand-ins the grader was seen to accept the sample with;
+    a submission is read within ``limits`` (its bounds against the sample) when given."""
 
-    def __init__(self, grade_fn: GradeFn, sample: pd.DataFrame, keys: Sequence[str]) -> None:
-        self.grade_fn, self.sample, self.keys = grade_fn, sample, list(keys)
+    def __init__(
+        self,
+        grade_fn: GradeFn,
+        sample: pd.DataFrame,
+        keys: Sequence[str],
+        limits: Bounds | None = None,
+    ) -> None:
+        self.grade_fn, self.sample, self.keys = guarded(grade_fn), sample, list(keys)
+        self.limits = limits
         self.trusted: list[pd.DataFrame] = []
         try:
             scores = [(s, self._score(sample, s)) for s in stand_ins(sample, keys)]
-        except _OutOfMemory:
+        except OutOfMemory:
             return
         finite = [s for s, score in scores if score is not None and math.isfinite(score)]
         self.trusted = finite or [s for s, score in scores if score is not None]
@@ -96,18 +119,13 @@ class StandInCheck:
     def _graded(
         self, submission: pd.DataFrame, answers: pd.DataFrame
     ) -> tuple[float | None, str | None]:
-        def guarded(submission: pd.DataFrame, answers: Any) -> Any:
-            try:
-                return self.grade_fn(submission, answers)
-            except MemoryError:
-                raise _OutOfMemory from None
+        return apply_grader(self.grade_fn, submission.copy(), answers.copy())
 
-        return apply_grader(guarded, submission.copy(), answers.copy())
-
-    def verdict(self, data: bytes) -> Verdict:
-        """Valid, invalid (with the grader's reason) or unknown, for a submission's bytes."""
+    def verdict(self, data: bytes | Path) -> Verdict:
+        """Valid, invalid (with the grader's reason) or unknown, for a submission's bytes or
+        its file (read as :func:`read_submission` reads a path)."""
         try:
-            submission = read_submission(data)
+            submission = read_submission(data, self.limits)
         except UnreadableSubmission as exc:
             return Verdict("invalid", str(exc))
         except MemoryError:
@@ -116,7 +134,7 @@ class StandInCheck:
             return Verdict("unknown", "the grader rejects the sample against every stand-in")
         try:
             return self._judge(submission)
-        except _OutOfMemory:
+        except OutOfMemory:
             return Verdict("unknown", "the grader ran out of memory")
 
     def _judge(self, submission: pd.DataFrame) -> Verdict:

@@ -15,10 +15,20 @@ deadline). A worker that cannot start (the grader does not load) is retried
 its own, killed whole, and dies with its parent (``PR_SET_PDEATHSIG``); scratch directories of
 dead hosts are swept.
 
+The same worker grades (:meth:`GraderWorker.call`): the final grade, every node's grade after
+the run, a holdout's score. Nothing a grader does with a submission runs in Podium's process:
+the worker reads the submission itself (by its path, through ``podium.untrusted``, within the
+task's bounds: pandas stops past the rows bound), under the same memory cap, and each grading
+has a deadline; a grader that overruns either is stopped and said to have been
+(:class:`GraderStopped`), and the worker is replaced for the next question.
+
 Protocol (JSON lines over the child's stdin and a private copy of its stdout; the grader's own
 prints go to its stderr, which is discarded): the first line configures it, the child answers
-``{"ready": N}`` (N trusted stand-ins) or ``{"error": ...}``; then each ``{"path": P}`` (a copy
-of the submission in the scratch directory) is answered ``{"outcome": ..., "reason": ...}``.
+``{"ready": N}`` (N trusted stand-ins) or ``{"error": ...}``; then each ``{"path": P}`` (the
+submission's file, or a copy of its bytes in the scratch directory) is answered
+``{"outcome": ..., "reason": ...}``, and each ``{"call": "module:function", "kwargs": {...}}``
+with ``{"result": ...}`` (the function's, called with the grade function and ``kwargs``),
+``{"stopped": why}`` (the grader ran out of memory) or ``{"task_error": ..., "hint": ...}``.
 """
 
 from __future__ import annotations
@@ -41,7 +51,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from podium.benchmarks.grader_check import GradeFn, Verdict
+from podium.benchmarks.grader_check import GradeFn, OutOfMemory, Verdict
+from podium.errors import TaskError
 from podium.processes import pid_alive
 
 START_TIMEOUT_S = 600.0  # imports, the grader, and one grading per stand-in
@@ -77,8 +88,9 @@ class GraderWorker:
 
     def __init__(self, source: GraderSource, sample: Path, keys: tuple[str, ...]) -> None:
         self.keys = keys  # the sample's key columns, which the structural check needs too
+        self._memory = MEMORY_BYTES
         self._config = {"source": asdict(source), "sample": str(sample), "keys": list(keys),
-                        "memory": MEMORY_BYTES, "host": os.getpid()}  # fmt: skip
+                        "memory": self._memory, "host": os.getpid()}  # fmt: skip
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._scratch: Path | None = None
@@ -92,10 +104,10 @@ class GraderWorker:
         weakref.finalize(self, self._requests.put, False)
         self._finalizer = weakref.finalize(self, _stop, [None, None])
 
-    def verdict(self, data: bytes, timeout_s: float | None = None) -> Verdict:
-        """The grader's verdict on a submission's bytes within ``timeout_s`` (default
-        ``VERDICT_TIMEOUT_S``; waiting for the worker included); "unknown" whenever it cannot
-        say in that time."""
+    def verdict(self, submission: bytes | Path, timeout_s: float | None = None) -> Verdict:
+        """The grader's verdict on a submission (its bytes, or its file, which the worker
+        reads itself) within ``timeout_s`` (default ``VERDICT_TIMEOUT_S``; waiting for the
+        worker included); "unknown" whenever it cannot say in that time."""
         if timeout_s is None:
             timeout_s = VERDICT_TIMEOUT_S
         deadline = time.monotonic() + timeout_s
@@ -103,9 +115,12 @@ class GraderWorker:
             return Verdict("unknown", "the grader is busy (starting, or on another submission)")
         try:
             proc, scratch = self._running(deadline)
-            copy = scratch / "submission.csv"
-            copy.write_bytes(data)
-            reply = self._ask(proc, {"path": str(copy)}, deadline - time.monotonic())
+            if isinstance(submission, bytes):
+                copy = scratch / "submission.csv"
+                copy.write_bytes(submission)
+                submission = copy
+            message = {"path": str(submission.absolute())}
+            reply = self._ask(proc, message, deadline - time.monotonic())
             return Verdict(reply["outcome"], str(reply.get("reason") or ""))
         except _Failed as exc:
             self._stop()
@@ -113,6 +128,34 @@ class GraderWorker:
             return Verdict("unknown", f"the grader could not be run: {exc}")
         finally:
             self._lock.release()
+
+    def call(self, function: str, kwargs: dict[str, Any], timeout_s: float) -> Any:
+        """``function`` (``module:function``, importable in the worker) called there with the
+        grade function and ``kwargs`` (JSON), its JSON-able result returned; ``timeout_s``
+        bounds the call, not the wait for another question's end (each has its own deadline)
+        nor a start. Raises :class:`GraderStopped` when the grader overran the deadline or the
+        worker's memory (or died), TaskError when it cannot be run at all or the function
+        says the task is at fault."""
+        with self._lock:
+            try:
+                proc, _ = self._running()
+            except _Failed as exc:
+                self._stop()
+                raise TaskError(
+                    f"the task's grader could not be run: {exc}",
+                    hint="check the task's grade function (it must load and grade its sample)",
+                ) from None
+            try:
+                reply = self._ask(proc, {"call": function, "kwargs": kwargs}, timeout_s)
+            except _Failed as exc:
+                self._stop()
+                self._restart_later()
+                raise GraderStopped(_stopped_reason(exc, timeout_s, self._memory)) from None
+        if "task_error" in reply:
+            raise TaskError(str(reply["task_error"]), hint=reply.get("hint"))
+        if "stopped" in reply:
+            raise GraderStopped(str(reply["stopped"]))
+        return reply.get("result")
 
     def start(self) -> None:
         """Start the worker now (it otherwise starts on the first question); never raises."""
@@ -215,12 +258,26 @@ def _start_on_request(worker: weakref.ref[GraderWorker], requests: queue.SimpleQ
         del handle
 
 
+class GraderStopped(Exception):
+    """The grader was stopped before it answered: the deadline, the worker's memory cap, a
+    crash. The message says which, in one line; the submission gets no score."""
+
+
 class _Failed(Exception):
     pass
 
 
 class _TimedOut(_Failed):
     pass
+
+
+def _stopped_reason(exc: _Failed, timeout_s: float, memory: int) -> str:
+    if isinstance(exc, _TimedOut):
+        return f"the grader did not finish within {timeout_s:g} s, and was stopped"
+    return (
+        f"the grader's process ended without an answer ({exc}: a crash, or its "
+        f"{memory / 1024**3:g} GiB memory cap)"
+    )
 
 
 def _read_line(fd: int, deadline: float) -> bytes:
@@ -297,8 +354,11 @@ def main() -> int:
         return 1
     _send(protocol, {"ready": len(check.trusted)})
     for line in requests:
-        data = Path(json.loads(line)["path"]).read_bytes()
-        verdict = check.verdict(data)
+        request = json.loads(line)
+        if "call" in request:
+            _send(protocol, _called(request, check.grade_fn, int(config["memory"])))
+            continue
+        verdict = check.verdict(Path(request["path"]))
         _send(protocol, {"outcome": verdict.outcome, "reason": verdict.reason})
     return 0
 
@@ -310,10 +370,36 @@ def _configure(config: dict[str, Any]) -> Any:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     from podium.benchmarks.grader_check import StandInCheck
     from podium.benchmarks.grading import read_submission
+    from podium.submission_check import bounds
 
     grade_fn = GraderSource(**config["source"]).load()
-    sample = read_submission(Path(config["sample"]).read_bytes())
-    return StandInCheck(grade_fn, sample, config["keys"])
+    sample_path = Path(config["sample"])
+    sample = read_submission(sample_path.read_bytes())
+    return StandInCheck(grade_fn, sample, config["keys"], bounds(sample_path))
+
+
+def _called(request: dict[str, Any], grade_fn: GradeFn, memory: int) -> dict[str, Any]:
+    """The child's answer to a ``call`` (see the module's docstring). ``grade_fn`` is the
+    stand-in check's, which raises :class:`OutOfMemory` for a MemoryError: that stops the
+    call, as the grader's running out of the worker's memory."""
+    module, _, name = str(request["call"]).rpartition(":")
+    try:
+        function = getattr(importlib.import_module(module), name)
+        return {"result": function(grade_fn, **request["kwargs"])}
+    except OutOfMemory:
+        return {
+            "stopped": f"the grader ran out of memory (the worker's cap: {memory / 1024**3:g} GiB)"
+        }
+    except TaskError as exc:
+        return {"task_error": exc.message, "hint": exc.hint}
+    except MemoryError:
+        return {
+            "stopped": f"grading ran out of memory (the worker's cap: {memory / 1024**3:g} GiB)"
+        }
+    except Exception as exc:  # a failure of the grading code, not the submission's
+        from podium.benchmarks.task_code import one_line
+
+        return {"task_error": f"grading failed: {one_line(exc)}", "hint": None}
 
 
 def _send(protocol: Any, message: dict[str, Any]) -> None:

@@ -11,14 +11,19 @@ Everything here reproduces MLE-bench's grading rules exactly (see docs/benchmark
   and ``above_median`` is strict;
 * reports and aggregates carry MLE-bench's field names, so its tooling can read them.
 
-The functions are pure apart from reading files; grading happens on the host after a run, never
-inside the sandbox (the answers must not reach the agent).
+The functions are pure apart from reading files; grading happens after a run, never inside the
+sandbox (the answers must not reach the agent), and never in Podium's own process: a task runs
+:func:`score_submission` in its grader worker (:mod:`podium.benchmarks.grader_worker`, the
+format check's process: its memory cap, a deadline) and builds the report here with
+:func:`grade_report`. :func:`grade_submission` does both in the calling process, for that
+worker and for tests.
 
 One deliberate difference: before pandas reads a submission, its size and its header line are
 checked against the answers and the sample submission (:func:`submission_bounds`, the bounds of
-:mod:`podium.submission_check`, at least 100 MiB and 10,000 columns, and ten to twenty times
-the widest of those files). A file beyond them (a million-column header) is invalid, with that
-reason, in milliseconds; MLE-bench would hand it to pandas for minutes and gigabytes, and no
+:mod:`podium.submission_check`, at least 100 MiB, 10,000 columns and 100,000 rows, and ten to
+twenty times the widest of those files), and pandas stops reading past the rows bound. A file
+beyond them (a million-column header, millions of rows) is invalid, with that reason, in
+milliseconds; MLE-bench would hand it to pandas for minutes and gigabytes, and no
 competition's grader accepts such a file as a real answer.
 """
 
@@ -45,6 +50,8 @@ from podium.untrusted import MAX_UNTRUSTED_BYTES, Refused, open_untrusted
 # (submission, answers) -> score. The answers are a DataFrame, or for a .jsonl answers file the
 # list of its records (see load_answers).
 GradeFn = Callable[[pd.DataFrame, Any], Any]
+# A submission's path -> (round(score, 5), None) or (None, why it has none): see grade_report.
+Scorer = Callable[[Path], tuple[float | None, str | None]]
 
 LEADERBOARD_HINT = (
     "leaderboard.csv holds the private leaderboard with a 'score' column in rank order"
@@ -334,9 +341,12 @@ def _read_reason(exc: BaseException) -> str:
     return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
 
 
-def _parse_submission(source: BinaryIO) -> pd.DataFrame:
+def _parse_submission(source: BinaryIO, limits: Bounds | None) -> pd.DataFrame:
+    """The frame pandas reads from ``source``; with ``limits``, no more than their rows and
+    one (pandas stops there: a file of millions of rows costs what a valid one does)."""
+    rows = None if limits is None else limits.max_rows + 1
     try:
-        frame: pd.DataFrame = pd.read_csv(source, **_EXACT_FLOATS)
+        frame: pd.DataFrame = pd.read_csv(source, nrows=rows, **_EXACT_FLOATS)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()  # MLE-bench hands an empty file to the grader as an empty frame
     except MemoryError:
@@ -345,6 +355,8 @@ def _parse_submission(source: BinaryIO) -> pd.DataFrame:
         if "out of memory" in str(exc):  # pandas' C parser reports its failed allocations so
             raise MemoryError(str(exc)) from None
         raise UnreadableSubmission(f"cannot read the submission: {_read_reason(exc)}") from None
+    if limits is not None and (problem := limits.rows_problem(len(frame))) is not None:
+        raise UnreadableSubmission(problem)
     return frame
 
 
@@ -366,20 +378,21 @@ def read_submission(source: Path | bytes, limits: Bounds | None = None) -> pd.Da
     ``source`` is the file's bytes, or its path: a path is opened through
     :func:`podium.untrusted.open_untrusted` (a solution wrote it: no link is followed, no FIFO
     or oversized file is read). With ``limits`` (:func:`submission_bounds`), a file out of them
-    is refused on its first bytes, before pandas reads it. Raises :class:`UnreadableSubmission`
+    is refused on its first bytes, before pandas reads it, and pandas stops past their rows
+    (a file with more is refused). Raises :class:`UnreadableSubmission`
     for anything pandas cannot parse (wrong encoding, unbalanced quotes, ragged rows), a refused
     file (with the refusal's message) or a missing one; never another exception for a bad file.
     """
     if isinstance(source, bytes):
         _within(source, len(source), limits)
-        return _parse_submission(io.BytesIO(source))
+        return _parse_submission(io.BytesIO(source), limits)
     cap = limits.max_bytes if limits is not None else MAX_UNTRUSTED_BYTES
     try:
         with open_untrusted(source, shown="the submission", max_bytes=cap) as fh:
             if limits is not None:
                 _within(fh.read(limits.max_header_bytes + 1), os.fstat(fh.fileno()).st_size, limits)
                 fh.seek(0)
-            return _parse_submission(fh)
+            return _parse_submission(fh, limits)
     except Refused as exc:
         raise UnreadableSubmission(str(exc)) from None
     except FileNotFoundError:
@@ -422,11 +435,12 @@ def apply_grader(
     return value, None
 
 
-def _score(
-    submission: Path, answers: Path, grade_fn: GradeFn, sample: Path | None
+def score_submission(
+    submission: Path, answers: Path, grade_fn: GradeFn, sample: Path | None = None
 ) -> tuple[float | None, str | None]:
     """``(round(grade, 5), None)`` (NaN included), or ``(None, reason)`` when the submission is
-    invalid."""
+    invalid: read within :func:`submission_bounds` and graded by ``grade_fn`` in this process
+    (on the host, only ever inside a grader worker). Raises TaskError for unusable answers."""
     answers_data = load_answers(answers)
     try:
         submission_df = read_submission(submission, submission_bounds(answers, sample))
@@ -435,6 +449,17 @@ def _score(
     except MemoryError:
         return None, "cannot read the submission: out of memory"
     return apply_grader(grade_fn, submission_df, answers_data)
+
+
+def score_in_worker(
+    grade_fn: GradeFn, submission: str, answers: str, sample: str | None
+) -> list[float | str | None]:
+    """:func:`score_submission` as a grader worker's call (``GraderWorker.call``): paths as
+    text, ``[score, error]`` back."""
+    score, error = score_submission(
+        Path(submission), Path(answers), grade_fn, Path(sample) if sample else None
+    )
+    return [score, error]
 
 
 def _not_gradable(submission: Path) -> str | None:
@@ -471,12 +496,33 @@ def grade_submission(
     ``error``: this function never raises for a bad submission. It raises TaskError only when
     the task's own answers are unusable (:func:`load_answers`). The submission is first held to
     :func:`submission_bounds` (the answers', and ``sample``'s when given).
+
+    The grader runs in this process: a task grades through its grader worker instead (see
+    the module's docstring), with :func:`grade_report`.
     """
+    return grade_report(
+        competition_id,
+        submission,
+        leaderboard,
+        lambda path: score_submission(path, answers, grade_fn, sample),
+        sandboxed,
+    )
+
+
+def grade_report(
+    competition_id: str,
+    submission: Path,
+    leaderboard: Sequence[float],
+    scorer: Scorer,
+    sandboxed: bool | None = None,
+) -> GradeReport:
+    """MLE-bench's report on ``submission``, scored by ``scorer`` when the file is one MLE-bench
+    grades (see :func:`grade_submission`): its leaderboard thresholds, medals and percentile."""
     score: float | None = None
     error = _not_gradable(submission)
     exists = error is None
     if exists:
-        score, error = _score(submission, answers, grade_fn, sample)
+        score, error = scorer(submission)
     ranked = rank_score(score, leaderboard)
     return GradeReport(
         competition_id=competition_id,

@@ -20,10 +20,14 @@ the others the targets, found in the training table and not in the test table), 
   a submission's held-out rows to (every row once, no empty value...);
 * ``split.json``: the share, the seed, the held-out ids' digest and the source files' digests.
 
-A submission is taken apart with the ``csv`` module, within the task's submission bounds
-(``podium.submission_check.bounds``: size, header width) checked first, so a hostile file costs
-what a valid one does; its cells are written back as they were read. Ids are compared as text,
-except that ASCII integers compare as integers (``7`` and ``7.0`` are one id).
+A submission is taken apart once per file, in a child process under a memory cap and a
+deadline (``podium.submission_check.split_by_id``, streamed: it stops at the task's rows
+bound), after the host has held its first bytes to the task's bounds
+(``podium.submission_check.bounds``: size, header line, width): the host never reads it whole,
+so a hostile file costs the host what a valid one does. The parts lie beside the submission
+until the node keeps them (``separate``), and a file the check refused is never split again.
+Its cells are written back as they were read. Ids are compared as text, except that ASCII
+integers compare as integers (``7`` and ``7.0`` are one id: ``submission_check.id_key``).
 
 What a holdout cannot hide: the held-out rows keep their ids. When the test ids lie outside the
 training ids' range (``ids_reveal_split`` in ``split.json``), a solution can tell the held-out
@@ -41,16 +45,15 @@ split of a series leaks the future.
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import hashlib
-import io
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
-from collections import Counter
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,10 +61,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podium.benchmarks.folder import FolderTask, read_bounded
+from podium.benchmarks.folder import FolderTask, opened_within, sample_bound
 from podium.errors import TaskError
 from podium.interfaces import HeldOutScore, Holdout, Task
 from podium.records import GradeReport
+from podium.submission_check import INTEGER_ID, Unchecked, bounds, id_key, split_in_child
 
 log = logging.getLogger("podium.benchmarks")
 FORMAT = "podium-holdout/1"
@@ -73,7 +77,6 @@ HINT = (
     "search.holdout needs a task whose public data is train.csv, test.csv and a sample submission"
 )
 SEED_SALT = 0x401D  # the split's RNG differs from every other use of the run's seed
-_INTEGER = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,7 @@ def _plan(task: FolderTask, share: float, seed: int) -> _Plan:
 def _write(task: FolderTask, plan: _Plan, root: Path) -> None:
     for folder in (PUBLIC, ANSWERS, CHECKS):
         (root / folder).mkdir(parents=True)
+    (root / ANSWERS).chmod(0o700)  # the labels: no other local user reads them either
     sample_name = task.sample_submission.name
     plan.train.to_csv(root / PUBLIC / TRAIN, index=False)
     plan.test.to_csv(root / PUBLIC / TEST, index=False)
@@ -241,7 +245,7 @@ def _check_ids(task: FolderTask, train: pd.Series, test: pd.Series) -> None:
 def _ranges_apart(train: pd.Series, test: pd.Series) -> bool | None:
     """Whether integer ids of the test rows lie all above or all below the training ids' (a
     solution can then tell held-out rows from test rows); None for ids that are not integers."""
-    if not all(_INTEGER.fullmatch(str(v).strip()) for v in (*train, *test)) or test.empty:
+    if not all(INTEGER_ID.fullmatch(str(v).strip()) for v in (*train, *test)) or test.empty:
         return None
     a, b = train.map(_id_key).astype(int), test.map(_id_key).astype(int)
     return bool(b.min() > a.max() or b.max() < a.min())
@@ -271,35 +275,24 @@ def _reuse(root: Path, expected: dict[str, Any]) -> Split:
 
 
 def _id_key(value: Any) -> str:
-    """An id as the split compares it: an ASCII integer (``7``, ``+7``, ``7.0``) as its
-    integer, anything else as its text without surrounding spaces."""
-    text = str(value).strip()
-    if _INTEGER.fullmatch(text):
-        return str(int(text.split(".")[0]))
-    return text
+    """An id as the split compares it (:func:`podium.submission_check.id_key`)."""
+    return id_key(str(value))
 
 
 @dataclass(frozen=True)
 class _Parts:
-    """A submission taken apart: its header, its own rows and its held-out rows (text cells)."""
+    """A submission taken apart: its own rows and its held-out rows, each a CSV file under the
+    submission's header, beside it (host-made, mode 0644) until the node keeps them."""
 
-    header: list[str]
-    own: list[list[str]]
-    held: list[list[str]]
+    own: Path
+    held: Path
 
-    def own_csv(self) -> bytes:
-        return _csv(self.header, self.own)
-
-    def held_csv(self) -> bytes:
-        return _csv(self.header, self.held)
+    def discard(self) -> None:
+        for path in (self.own, self.held):
+            path.unlink(missing_ok=True)
 
 
-def _csv(header: list[str], rows: list[list[str]]) -> bytes:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue().encode("utf-8")
+_Identity = tuple[int, int, int, int] | None  # a file's device, inode, size and mtime
 
 
 class HostHoldout(Holdout):
@@ -311,7 +304,8 @@ class HostHoldout(Holdout):
         self.sample = split.public / inner.sample_submission.name
         self.held_sample = split.root / CHECKS / inner.sample_submission.name
         self.answers = split.root / ANSWERS / inner.answers.name
-        self.keys = {_id_key(i) for i in split.ids}
+        self._known: dict[Path, tuple[_Identity, _Parts | str]] = {}
+        self._lock = threading.Lock()
         if split.record.get("ids_reveal_split"):
             log.warning(
                 "the test ids of %s lie outside its training ids: a solution can tell the "
@@ -324,59 +318,32 @@ class HostHoldout(Holdout):
         keys = ("share", "seed", "rows", "train_rows", "id_column", "ids_sha256")
         return {**{k: r[k] for k in keys}, "ids_reveal_split": r.get("ids_reveal_split")}
 
-    def parts(self, path: Path) -> _Parts | str:
-        """A handed-over submission's own rows and held-out rows, or why it has not got them.
-        Held to the task's bounds before a row is parsed (see the module doc)."""
-        data = read_bounded(path, self.sample)
-        if isinstance(data, str):
-            return data
-        try:
-            rows = [row for row in csv.reader(io.StringIO(data.decode("utf-8-sig"))) if row]
-        except (UnicodeDecodeError, csv.Error) as exc:
-            return f"the submission cannot be read as CSV text: {str(exc)[:200]}"
-        return self._split_rows(rows)
-
-    def _split_rows(self, rows: list[list[str]]) -> _Parts | str:
-        column = self.split.id_column
-        if not rows or rows[0].count(column) != 1:
-            return f"the submission needs one {column!r} column"
-        header, width, at = rows[0], len(rows[0]), rows[0].index(column)
-        too_wide = next((n for n, row in enumerate(rows, 1) if len(row) > width), None)
-        if too_wide is not None:
-            return f"line {too_wide} of the submission has more fields than its header"
-        own: list[list[str]] = []
-        held: list[list[str]] = []
-        for row in rows[1:]:
-            (held if len(row) > at and _id_key(row[at]) in self.keys else own).append(row)
-        seen = Counter(_id_key(row[at]) for row in held)
-        if missing := len(self.keys) - len(seen):
-            return (f"the submission has no row for {missing} of the {TEST} ids: it must "
-                    f"predict every row of {TEST}")  # fmt: skip
-        if repeated := sum(n > 1 for n in seen.values()):
-            return f"the submission repeats {repeated} of the {TEST} ids"
-        return _Parts(header, own, held)
-
     def check(self, path: Path) -> str | None:
         """The task's own format check, on each part against its own sample: the task's rows
-        against the task's sample, the held-out rows against theirs (``checks/``)."""
-        parts = self.parts(path)
+        against the task's sample, the held-out rows against theirs (``checks/``). The parts
+        are kept for :meth:`separate`; a refusal is remembered instead, so the file is never
+        split again."""
+        parts = self._parts(path)
         if isinstance(parts, str):
             return parts
-        with tempfile.TemporaryDirectory(prefix="podium-holdout-") as tmp:
-            own, held = Path(tmp) / "own.csv", Path(tmp) / "held.csv"
-            own.write_bytes(parts.own_csv())
-            held.write_bytes(parts.held_csv())
-            problem = self.inner.check_submission(own)
-            return (
-                problem if problem is not None else self.inner.check_against(held, self.held_sample)
-            )
+        problem = self.inner.check_submission(parts.own)
+        if problem is None:
+            problem = self.inner.check_against(parts.held, self.held_sample)
+        if problem is not None:
+            self._remember(path, problem)
+        return problem
 
     def separate(self, submission: Path, predictions: Path) -> str | None:
-        parts = self.parts(submission)
+        """The held-out rows moved out of ``submission`` into ``predictions``: the parts the
+        check made of this very file, or (a file the check never saw: a top-k re-run) made
+        now; a file the check refused gets its refusal, unread."""
+        parts = self._parts(submission)
+        with self._lock:
+            self._known.pop(submission, None)
         if isinstance(parts, str):
             return parts
-        _write_bytes(predictions, parts.held_csv())
-        _write_bytes(submission, parts.own_csv())
+        shutil.move(parts.held, predictions)  # a rename in the node's directory
+        shutil.move(parts.own, submission)
         return None
 
     def score(self, predictions: Path) -> HeldOutScore:
@@ -388,17 +355,76 @@ class HostHoldout(Holdout):
             return HeldOutScore(None, "the task cannot grade the held-out rows")
         return HeldOutScore(report.score, report.error)
 
+    def _parts(self, path: Path) -> _Parts | str:
+        """What the split made of the file at ``path``: asked again for the same file (same
+        inode, size and time), the first answer; else the file split now."""
+        identity = _identity(path)
+        with self._lock:
+            known = self._known.get(path)
+        if known is not None and known[0] == identity:
+            return known[1]
+        outcome = self._split(path)
+        self._remember(path, outcome, identity)
+        return outcome
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Whole or not at all: a temporary file in the same directory, renamed over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    def _remember(self, path: Path, outcome: _Parts | str, identity: _Identity = None) -> None:
+        """Keep ``outcome`` for the file at ``path`` (by default as the file is now); parts
+        made of it before and not kept are removed."""
+        identity = identity or _identity(path)
+        with self._lock:
+            old = self._known.get(path)
+            self._known[path] = (identity, outcome)
+        if old is not None and isinstance(old[1], _Parts) and old[1] != outcome:
+            old[1].discard()
+
+    def _split(self, path: Path) -> _Parts | str:
+        """The submission's rows split by id in a child (see the module's docstring), or why
+        they cannot be. Held to the bounds of the holdout's sample before a row is parsed."""
+        limits = bounds(self.sample)
+        with opened_within(path, limits) as opened:
+            if isinstance(opened, str):
+                return opened
+            try:
+                with _part_files(path) as (parts, files):
+                    problem = split_in_child(
+                        opened, self.split.id_column, self.split.root / SPLIT, limits.max_rows,
+                        files,
+                    )  # fmt: skip
+            except Unchecked as exc:
+                return f"the submission could not be split: {exc}"
+            except OSError as exc:
+                return f"the host could not split the submission: {exc.strerror}"
+        if problem is not None:
+            parts.discard()
+            return problem
+        return parts
+
+
+def _identity(path: Path) -> _Identity:
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            os.fchmod(out.fileno(), 0o644)  # as the run dir's other files (mkstemp gives 0600)
-        os.replace(tmp, path)
+        info = path.lstat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+@contextlib.contextmanager
+def _part_files(path: Path) -> Iterator[tuple[_Parts, tuple[Any, Any]]]:
+    """Two new files beside ``path`` (mode 0644, as the run dir's other files), open for
+    writing; removed again if the block fails."""
+    made: list[Path] = []
+    try:
+        with contextlib.ExitStack() as stack:
+            files = []
+            for part in ("own", "held"):
+                fd, made_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{part}-")
+                made.append(Path(made_name))
+                os.fchmod(fd, 0o644)
+                files.append(stack.enter_context(os.fdopen(fd, "wb")))
+            yield _Parts(made[0], made[1]), (files[0], files[1])
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for made_path in made:
+            made_path.unlink(missing_ok=True)
         raise
 
 
@@ -419,6 +445,9 @@ class HeldOutTask(Task):
     def check_submission(self, path: Path) -> str | None:
         return self.holdout.check(path)
 
+    def max_submission_bytes(self) -> int | None:
+        return sample_bound(self.public_dir / self.inner.sample_submission.name)
+
     def warm_up(self) -> None:
         self.inner.warm_up()
 
@@ -427,6 +456,11 @@ class HeldOutTask(Task):
 
     def grade_on(self, submission: Path, answers: Path) -> GradeReport | None:
         return self.inner.grade_on(submission, answers)
+
+    def secret_paths(self) -> tuple[Path, ...]:
+        """The task's own, its full public data (the held-out rows' labels are in its
+        training table) and the held-out labels (``answers/``)."""
+        return (*self.inner.secret_paths(), self.inner.public_dir, self.holdout.answers.parent)
 
     def train_rows(self) -> int | None:
         record = self.holdout.split.record

@@ -34,20 +34,31 @@ from types import ModuleType
 from typing import Any
 
 from podium.benchmarks.data_folder import MLEBENCH_RULES
-from podium.benchmarks.folder import FolderTask, read_description, read_registry_config, read_scores
-from podium.benchmarks.grader_worker import GraderSource
+from podium.benchmarks.folder import (
+    GRADE_DEADLINE_S,
+    FolderTask,
+    read_description,
+    read_registry_config,
+    read_scores,
+)
+from podium.benchmarks.grader_worker import GraderSource, GraderStopped
 from podium.benchmarks.grading import (
     LFS_PREFIX,
+    GradeFn,
     UnreadableSubmission,
+    grade_report,
     is_lower_better,
     leaderboard_percentile,
     read_submission,
+    submission_bounds,
 )
 from podium.benchmarks.task_code import one_line
 from podium.errors import TaskError
 from podium.interfaces import Benchmark, Task, TaskSummary
 from podium.records import GradeReport, utcnow
 from podium.scaffolds import count_rows
+from podium.secret_paths import mlebench_data_dir
+from podium.submission_check import Bounds
 from podium.untrusted import Refused, copy_untrusted
 
 log = logging.getLogger("podium.benchmarks")
@@ -62,12 +73,12 @@ INSTALL_HINT = (
     "cd mle-bench && git lfs pull && pip install -e . (or set MLEBENCH_REPO to a checkout)"
 )
 DESCRIPTION = "MLE-bench's Kaggle competitions (needs mlebench installed and its data prepared)"
+MLEBENCH_IN_WORKER = "podium.benchmarks.mlebench:grade_in_worker"
 
 
 def default_data_dir() -> Path:
     """MLE-bench's own default (``appdirs.user_cache_dir()/mle-bench/data``) on Linux."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "mle-bench" / "data"
+    return mlebench_data_dir()
 
 
 def package_repo() -> Path | None:
@@ -267,14 +278,34 @@ class MLEBenchTask(FolderTask):
     def answers(self) -> Path:
         return self.data_dir / str(self.config["dataset"]["answers"])
 
+    def secret_paths(self) -> tuple[Path, ...]:
+        """MLE-bench's whole data dir (every competition's Kaggle download, raw files and
+        private answers; the public data is bound on its own) and the answers, wherever the
+        config puts them."""
+        return (self.data_dir, self.answers, self.private_dir)
+
     def grade_on(self, submission: Path, answers: Path) -> GradeReport | None:
         """MLE-bench's package graders read their own answers: no other answers here."""
         return None if self.graded_by_package else super().grade_on(submission, answers)
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport:
+        """MLE-bench's own ``grade_csv`` (:func:`grade_with_mlebench`), run in the task's
+        grader worker as every grading is (see ``FolderTask.grader_score``): a grader stopped
+        there (its deadline, its memory) gives a report without a score, saying so."""
         if not self.graded_by_package:
             return super().grade(submission, sandboxed)
-        report = grade_with_mlebench(self.competition_id, self.data_dir, submission, sandboxed)
+        kwargs = {"competition_id": self.competition_id, "data_dir": str(self.data_dir),
+                  "submission": str(submission.absolute()), "sandboxed": sandboxed,
+                  "answers": str(self.answers), "sample": str(self.sample_submission)}  # fmt: skip
+        worker = self._grader_for(self.sample_submission)
+        try:
+            fields = worker.call(MLEBENCH_IN_WORKER, kwargs, GRADE_DEADLINE_S)
+        except GraderStopped as exc:
+            why = str(exc)
+            return grade_report(
+                self.competition_id, submission, self.leaderboard, lambda _: (None, why), sandboxed
+            )
+        report = GradeReport.model_validate(fields)
         percentile = leaderboard_percentile(report.score, self.leaderboard)
         return report.model_copy(update={"leaderboard_percentile": percentile})
 
@@ -323,8 +354,31 @@ def _mlebench() -> tuple[ModuleType, ModuleType, ModuleType]:
         )
 
 
+def grade_in_worker(
+    grade_fn: GradeFn,
+    competition_id: str,
+    data_dir: str,
+    submission: str,
+    sandboxed: bool | None,
+    answers: str,
+    sample: str,
+) -> dict[str, Any]:
+    """:func:`grade_with_mlebench` as a grader worker's call (``GraderWorker.call``; MLE-bench
+    loads its own grader, so ``grade_fn`` is unused): the submission held to the bounds of the
+    answers and the sample, the report as JSON."""
+    limits = submission_bounds(Path(answers), Path(sample))
+    report = grade_with_mlebench(
+        competition_id, Path(data_dir), Path(submission), sandboxed, limits
+    )
+    return report.model_dump(mode="json")
+
+
 def grade_with_mlebench(
-    competition_id: str, data_dir: Path, submission: Path, sandboxed: bool | None
+    competition_id: str,
+    data_dir: Path,
+    submission: Path,
+    sandboxed: bool | None,
+    limits: Bounds | None = None,
 ) -> GradeReport:
     """MLE-bench's own ``grade_csv``, its report carried over field by field. MLE-bench only
     logs why it rejected a submission; that log line becomes the report's ``error``.
@@ -335,7 +389,9 @@ def grade_with_mlebench(
     unreadable one is an invalid submission, reported as ``grade_csv`` reports one without a
     score: MLE-bench's own leaderboard, thresholds and direction, no medal. Anything else that
     makes MLE-bench's code fail (its data, its grader's result) is a TaskError, never a
-    traceback.
+    traceback. With ``limits``, a submission out of them is unreadable (read within them).
+
+    It runs MLE-bench's grader in this process: a task calls it in its grader worker.
     """
     try:
         grade, registry, data = _mlebench()
@@ -356,7 +412,7 @@ def grade_with_mlebench(
         exists = graded.is_file() and graded.suffix.lower() == ".csv"  # grade_csv's own test
         if exists:
             try:
-                read_submission(graded)
+                read_submission(graded, limits)
             except UnreadableSubmission as exc:
                 unreadable = str(exc)
             except MemoryError:

@@ -34,9 +34,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from podium.errors import TaskError
 
@@ -48,6 +48,7 @@ VALIDATION_TIMEOUT_S = 300.0  # the real grader runs on the answers: large tasks
 HEALTH_TIMEOUT_S = 30.0  # its /health does no work; long enough for a busy container
 RETRY_FIRST_S = 30.0  # a down server is probed again after this long, then twice as long...
 RETRY_MAX_S = 600.0  # ...up to this
+UPLOAD_CHUNK_BYTES = 1 << 20  # a streamed submission is sent this much at a time
 MAX_RESPONSE_BYTES = 1024 * 1024
 MAX_REASON_CHARS = 500
 VALID_ANSWER = "Submission is valid."
@@ -122,8 +123,11 @@ class ValidationServer:
         with self._state:
             return self._down.reason if self._down is not None else None
 
-    def ask(self, data: bytes, filename: str = "submission.csv") -> ServerVerdict | NoVerdict:
-        """The verdict on a submission's bytes, or why there is none."""
+    def ask(
+        self, submission: bytes | BinaryIO, filename: str = "submission.csv"
+    ) -> ServerVerdict | NoVerdict:
+        """The verdict on a submission (its bytes, or a file open at its start, which is
+        streamed: the host never holds it), or why there is none."""
         if (waiting := self._waiting()) is not None:
             return waiting
         if not self._asking.acquire(timeout=self.timeout_s):
@@ -138,24 +142,20 @@ class ValidationServer:
                 if problem is not None:
                     return self._went_down(problem)
                 self._came_back()
-            return self._post(data, filename)
+            return self._post(submission, filename)
         finally:
             self._asking.release()
 
-    def _post(self, data: bytes, filename: str) -> ServerVerdict | NoVerdict:
-        boundary = uuid.uuid4().hex
-        while boundary.encode() in data:
-            boundary = uuid.uuid4().hex
-        body = b"".join([
-            f"--{boundary}\r\n".encode(),
-            f'Content-Disposition: form-data; name="file"; filename="{filename}"\r\n'.encode(),
-            b"Content-Type: text/csv\r\n\r\n", data, f"\r\n--{boundary}--\r\n".encode(),
-        ])  # fmt: skip
+    def _post(self, submission: bytes | BinaryIO, filename: str) -> ServerVerdict | NoVerdict:
+        body, length, boundary = _multipart(submission, filename)
         request = urllib.request.Request(
             self.url,
             data=body,
             method="POST",
-            headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+            headers={
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+                "Content-Length": str(length),
+            },
         )
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:
@@ -216,6 +216,40 @@ class ValidationServer:
         log.warning("the validation server %s answers again", self.url)
 
 
+def _multipart(
+    submission: bytes | BinaryIO, filename: str
+) -> tuple[bytes | Iterator[bytes], int, str]:
+    """The form MLE-bench's server reads (the file as ``file``): its body, whole or as chunks
+    read as they are sent, its length and its boundary. A streamed file's boundary is 128
+    random bits drawn after the file was written, which its writer cannot have put in it."""
+    boundary = uuid.uuid4().hex
+    while isinstance(submission, bytes) and boundary.encode() in submission:
+        boundary = uuid.uuid4().hex
+    head = (
+        f"--{boundary}\r\n"
+        f'Content-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+        "Content-Type: text/csv\r\n\r\n"
+    ).encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    if isinstance(submission, bytes):
+        return head + submission + tail, len(head) + len(submission) + len(tail), boundary
+    size = os.fstat(submission.fileno()).st_size - submission.tell()
+    return _chunks(head, submission, size, tail), len(head) + size + len(tail), boundary
+
+
+def _chunks(head: bytes, fh: BinaryIO, size: int, tail: bytes) -> Iterator[bytes]:
+    """``head``, then exactly ``size`` bytes of ``fh`` a chunk at a time, then ``tail``."""
+    yield head
+    left = size
+    while left > 0:
+        chunk = fh.read(min(UPLOAD_CHUNK_BYTES, left))
+        if not chunk:  # shorter than it was: the length sent must still hold
+            chunk = b"\n" * min(UPLOAD_CHUNK_BYTES, left)
+        left -= len(chunk)
+        yield chunk
+    yield tail
+
+
 def _failure(exc: OSError, timeout_s: float) -> str:
     """A request's failure in words (after "it"): a timeout, or why it could not connect."""
     reason = getattr(exc, "reason", exc)
@@ -242,7 +276,12 @@ def _verdict(raw: bytes) -> ServerVerdict | NoVerdict:
     return NoVerdict(f"its result is neither valid nor invalid ({text[:80]!r})")
 
 
-def validation_server() -> ValidationServer | None:
-    """The server ``MLEBENCH_VALIDATION_URL`` names (default: the harness's); None when empty."""
-    url = os.environ.get(VALIDATION_URL_ENV, DEFAULT_VALIDATION_URL).strip()
-    return ValidationServer(url) if url else None
+def validation_server(in_harness: bool) -> ValidationServer | None:
+    """The server ``MLEBENCH_VALIDATION_URL`` names; None when it is empty. Unset, the
+    harness's own, but only inside its container (``in_harness``): elsewhere a port on
+    localhost is any local user's to listen on, and a "valid" from whoever answers there
+    would let any file pass."""
+    url = os.environ.get(VALIDATION_URL_ENV)
+    if url is None:
+        url = DEFAULT_VALIDATION_URL if in_harness else ""
+    return ValidationServer(url.strip()) if url.strip() else None

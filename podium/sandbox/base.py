@@ -25,7 +25,14 @@ from podium.interfaces import KernelSession, Limits, Sandbox, Workspace
 from podium.records import EnvironmentInfo, ExecResult, ExecStatus
 from podium.sandbox.environment import probe_environment
 from podium.sandbox.ipc import IpcDir
-from podium.sandbox.kernel import KernelCommand, LiveKernel, Reaper, start_kernel
+from podium.sandbox.kernel import (
+    WATCH_EVERY_S,
+    KernelCommand,
+    LiveKernel,
+    Reaper,
+    limit_result,
+    start_kernel,
+)
 from podium.sandbox.options import DEFAULT_PREIMPORTS
 from podium.sandbox.output import LiveOutput
 from podium.sandbox.pool import KernelPool
@@ -53,8 +60,19 @@ class Guard:
         """The workspace is handed over: frozen processes may now go on dying."""
 
     async def watch(self) -> str | None:
-        """Why the running kernel must be killed now (a limit was passed), or None."""
+        """Why the running kernel must be killed now (a limit was passed), or None. Asked while
+        a cell runs and, for a kernel kept across cells, between cells too."""
         return None
+
+    async def pause(self) -> bool:
+        """Between two cells: stop every process of the kernel where it stands, until
+        ``resume``; True once none can run (the next ``watch`` then looks at everything, and
+        nothing changes after it). The default cannot: False, and the kernel goes on running
+        (and is watched) between cells."""
+        return False
+
+    def resume(self) -> None:
+        """Before the next cell: let what ``pause`` stopped run again."""
 
     def finish(self, result: ExecResult) -> ExecResult:
         """Add what only the guard knows (peak memory, an OOM kill's reason)."""
@@ -273,6 +291,14 @@ class KernelSandbox(Sandbox):
 class _Session(KernelSession):
     """A kernel of a :class:`KernelSandbox` kept across cells; ended as ``execute`` ends one.
 
+    Its limits hold for its whole life, not only while a cell runs: a thread or a process that
+    a cell started goes on between cells, and a model's turn lasts seconds to minutes. So from
+    the opening to the close, whenever no cell runs, the kernel is paused (``Guard.pause``: its
+    cgroup frozen, so nothing of it runs, uses CPU or writes, and one look at what it left
+    suffices) or, where it cannot be, watched by its guard as a running cell is. A limit
+    passed between cells kills the kernel at once: the next cell does not run and its result
+    says why, as ``stopped_between_cells`` does if no cell comes.
+
     Live output: while a cell runs, ``workspace.on_output`` is told the cell's output so far
     after what the earlier cells printed (``earlier``, capped as one output is), so a reader
     of the node's output file sees the session as it goes."""
@@ -287,8 +313,20 @@ class _Session(KernelSession):
         self.running = True  # False once a cell stopped the kernel, or it was closed
         self.closed = False
         self.refused: str | None = None  # what close found, once closed
+        self._stop: ExecResult | None = None  # the kernel killed between cells, and why
+        self._stop_told = False  # a cell's result has said it
+        self._between: asyncio.Task[None] | None = None
+        self._rest()
+
+    @property
+    def stopped_between_cells(self) -> ExecResult | None:
+        return self._stop
 
     async def run_cell(self, code: str, timeout_s: float) -> ExecResult:
+        await self._wake()
+        if self._stop is not None and not self._stop_told:
+            self._stop_told = True
+            return self._told(self._stop)
         if not self.running:
             raise SandboxError("the kernel of this session has stopped: no more cells run")
         kernel, guard = self.prepared.kernel, self.prepared.guard
@@ -304,6 +342,13 @@ class _Session(KernelSession):
             raise
         if result.status in (ExecStatus.TIMEOUT, ExecStatus.DIED):
             self.running = False  # interrupted or killed: what it holds can no longer be trusted
+            await kernel.kill()  # no cell runs in it again; what it started stops now
+        self._rest()
+        return self._told(result, live)
+
+    def _told(self, result: ExecResult, live: LiveOutput | None = None) -> ExecResult:
+        """``result`` as the session's output so far has it (live output, ``earlier``)."""
+        live = live or self._live()
         if live is not None:
             live.final(self.earlier + result.output)
         self.earlier = _joined(self.earlier, result.output, self.limits.max_output_bytes)
@@ -320,10 +365,47 @@ class _Session(KernelSession):
         earlier = self.earlier
         return LiveOutput(lambda text: listener(earlier + text))
 
+    def _rest(self) -> None:
+        """No cell runs from now until ``_wake``: pause or watch the kernel meanwhile."""
+        self._between = asyncio.get_running_loop().create_task(self._between_cells())
+
+    async def _between_cells(self) -> None:
+        kernel, guard = self.prepared.kernel, self.prepared.guard
+        paused = await guard.pause()
+        if not self.running:
+            return  # killed by its last cell: what is left is paused or dying until the close
+        while (reason := kernel.relay.overflow or await guard.watch()) is None:
+            if paused or not await kernel.is_alive():
+                return  # nothing of it runs until resumed: nothing more can change
+            await asyncio.sleep(WATCH_EVERY_S)
+        self.running = False
+        note = "(this cell did not run: the kernel was stopped between cells)\n"
+        self._stop = guard.finish(limit_result(reason, note, kernel.start_s))
+        await kernel.kill()
+        await asyncio.to_thread(guard.resume)  # frozen, it would die only once thawed
+
+    async def _wake(self) -> None:
+        """A cell is about to run (or the session to close): stop pausing or watching."""
+        between, self._between = self._between, None
+        if between is not None:
+            between.cancel()
+            await asyncio.wait({between})
+        try:
+            if between is not None and not between.cancelled() and between.exception():
+                self.running = False
+                between.result()  # what went wrong there is this cell's to raise
+            if self._stop is not None:
+                await self.prepared.kernel.kill()  # again: the watch may have been cut short
+        finally:  # off the loop: a thaw may block ~10 ms (see ``_end``)
+            await asyncio.to_thread(self.prepared.guard.resume)  # a killed kernel dies now
+
     async def close(self) -> str | None:
         if not self.closed:
             self.running, self.closed = False, True
-            self.refused = await self.sandbox._end(self.prepared, self.workspace)
+            try:
+                await self._wake()
+            finally:
+                self.refused = await self.sandbox._end(self.prepared, self.workspace)
         return self.refused
 
 

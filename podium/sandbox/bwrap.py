@@ -3,7 +3,8 @@
 What holds a kernel, and where each protection comes from (``protections()`` reports each, and
 why one is missing on this machine):
 
-* **an unprivileged host uid** (``identity.py``): never host root, whoever runs Podium;
+* **an unprivileged host uid** (``identity.py``): never host root, whoever runs Podium,
+  and as root a uid of its own per kernel (no per-uid limit shared with another);
 * **a seccomp filter** (``seccomp.py``) over every process of the kernel;
 * **namespaces**: no network (the kernel talks to Podium over unix sockets in its ipc
   directory), its own pid, ipc, uts and mount namespaces, a read-only /proc;
@@ -39,7 +40,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from podium.sandbox.bwrap_command import (
     BwrapLayout,
     FactoryLayout,
     bwrap_argv,
+    check_hideable,
     factory_argv,
     isolation_flags,
 )
@@ -67,7 +69,8 @@ from podium.sandbox.factory import (
     factory_config,
 )
 from podium.sandbox.forking import Forking
-from podium.sandbox.identity import SandboxUser, sandbox_user
+from podium.sandbox.hidden import python_paths, secret_paths
+from podium.sandbox.identity import KernelIdentity, SandboxUser, UidLease, kernel_identity
 from podium.sandbox.ipc import IpcDir, ipc_root, sweep_leftovers
 from podium.sandbox.kernel import (
     EXIT_WAIT_S,
@@ -86,30 +89,13 @@ from podium.sandbox.local import KERNEL_ENV
 from podium.sandbox.options import SandboxOptions
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
 from podium.sandbox.trees import MAX_DEPTH, disk_usage
-from podium.sandbox.warden import ensure_warden
+from podium.sandbox.warden import ensure_warden, warden_pid
 from podium.sandbox.workspace import Slot
 from podium.sandbox.zygote import STAGING
 
 DISK_WATCH_EVERY_S = 0.5  # at least; a walk that takes long is repeated less often
 KEYCTL = {"x86_64": 250, "aarch64": 219}  # syscall numbers of keyctl(2)
 KEYCTL_JOIN_SESSION_KEYRING = 1
-
-_PATHS_PROBE = (
-    "import json, os, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix,"
-    " sys.base_exec_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]))"
-)
-
-
-@functools.cache
-def python_paths(python: str) -> tuple[Path, ...]:
-    """The directories an interpreter needs (venv and base installation), to bind read-only."""
-    try:
-        out = subprocess.run(
-            [python, "-c", _PATHS_PROBE], capture_output=True, text=True, timeout=60, check=True
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise SandboxError(f"cannot run the solutions' interpreter {python}: {exc}") from exc
-    return tuple(sorted({Path(p) for p in json.loads(out)}))
 
 
 def sandbox_env(python: str) -> dict[str, str]:
@@ -150,8 +136,10 @@ class BwrapGuard(Guard):
         user: SandboxUser,
         seccomp: bytes | None,
         forked: bool = False,
+        lease: UidLease | None = None,
     ) -> None:
         self.limits, self.group, self.slot, self.ipc = limits, group, slot, ipc
+        self.lease = lease  # the kernel's uid, given back in ``release`` once none runs as it
         self.kernel: LiveKernel | None = None
         self.peak_rss = 0
         self._next_disk = 0.0
@@ -229,6 +217,23 @@ class BwrapGuard(Guard):
         if self.group is not None:
             self.group.thaw()
 
+    async def pause(self) -> bool:
+        group = self.group
+        # cgroup v1 holds even a frozen process's SIGKILL: frozen for a model's turn only where
+        # the warden thaws it if Podium is killed meanwhile (v2 lets a fatal signal through).
+        unwarded = group is not None and group.version == "v1" and warden_pid() is None
+        if group is None or unwarded or not group.freeze():
+            return False
+        if not await until(group.frozen, EXIT_WAIT_S):
+            group.thaw()  # it cannot be stopped: it is watched instead
+            return False
+        self._next_disk = 0.0  # all it wrote until it stopped: the next watch looks, in full
+        return True
+
+    def resume(self) -> None:
+        if self.group is not None:
+            self.group.thaw()
+
     async def watch(self) -> str | None:
         if self._memory_watched and (reason := self._check_memory()):
             return reason
@@ -293,6 +298,8 @@ class BwrapGuard(Guard):
                 if self.group.remove():
                     break
                 time.sleep(0.1)
+        if self.lease is not None:
+            self.lease.release()  # once no process has the uid: a later kernel shares nothing
 
 
 def _namespace_init(info_read: int, bwrap_pid: int) -> int | None:
@@ -437,13 +444,15 @@ class BwrapSandbox(KernelSandbox):
             )
         self.bwrap = found
         self.mode = bwrap_mode(found)
-        self.user = sandbox_user(self.options.user)
+        self.identity = kernel_identity(self.options.user)
         if os.getuid() == 0 and not self.mode.switch:
-            self.user = SandboxUser(0, 0, "root", switch=False)
+            self.identity = KernelIdentity(SandboxUser(0, 0, "root", switch=False))
+        self.identity.check()
         self.seccomp_problem = seccomp_problem()
         self.cgroups = cgroups.detect()
         self.notice: str | None = None
         self._readable: set[Path] = set()
+        self._hidden: set[Path] = set()  # what the run declared (``hide``)
         self.forking = Forking(self._start_factory, self._fork_problem())
         cgroups.sweep_leftovers(self.cgroups)  # a killed run cannot clean up after itself
         sweep_leftovers()
@@ -454,14 +463,33 @@ class BwrapSandbox(KernelSandbox):
             return "off (sandbox.fork = false)"
         if self.seccomp_problem is not None:
             return f"they need the seccomp filter ({self.seccomp_problem})"
-        if self.user.uid == 0:
+        if self.identity.root:
             return "kernels would run as root here"
-        if not self.user.switch:  # tried: the factory could not re-enter its pid namespace,
+        if not self.identity.switch:  # tried: the factory could not re-enter its pid namespace,
             # detach bwrap's (locked) mounts, nor mount a new /proc (locked overmounts of it)
             return "they need Podium to run as root (in a user namespace no new /proc mounts)"
         if ipc_root() != Path("/tmp"):
             return "they need a writable /tmp"
         return None
+
+    def hide(self, paths: Iterable[Path]) -> None:
+        """Mask ``paths`` too in every kernel from now on (see ``Sandbox.hide``); refused, in
+        one line, when one cannot be masked, and once the pool has started (its kernels and
+        factory were laid out without them)."""
+        added = {Path(p) for p in paths} - self._hidden
+        if not added:
+            return
+        if self._pool is not None:
+            raise SandboxError("paths to hide must be given before the warm pool starts")
+        hidden = self._hidden | added
+        check_hideable(python_paths(self.python), secret_paths(self.python, hidden))
+        self._hidden = hidden
+
+    def _secrets(self, paths: tuple[Path, ...], public: Path) -> tuple[Path, ...]:
+        """Every path a kernel must not read, checked to be maskable before anything starts."""
+        secrets = secret_paths(self.python, self._hidden)
+        check_hideable(paths, secrets, public)
+        return secrets
 
     async def pool_starting(self, scratch: Path, input_dir: Path) -> None:
         self.forking.serve(scratch, input_dir)
@@ -470,24 +498,28 @@ class BwrapSandbox(KernelSandbox):
         await self.forking.settled()
 
     async def _start_factory(self, spec: FactorySpec) -> KernelFactory:
-        limits, user = self.options.limits, self.user
+        limits = self.options.limits
         self._check_readable(spec.input_dir, "the task's public data")
         paths = python_paths(self.python)
         for path in paths:
             self._check_readable(path, "the solutions' Python environment")
+        secrets = self._secrets(paths, spec.input_dir)
+        # The factory is root in its sandbox; each kernel it forks gets its own user's files.
+        user = SandboxUser(0, 0, "root", switch=self.identity.switch)
         fds = BwrapFds(passwd=_memfd("passwd", user.passwd()), group=_memfd("group", user.group()))
         layout = FactoryLayout(
             kernel=BwrapLayout(
                 workspace=spec.scratch, input_dir=spec.input_dir, ipc_dir=spec.ipc_base,
                 user=user, fds=fds, python_paths=paths, env=sandbox_env(self.python),
                 tmp_bytes=limits.tmp_bytes, shm_bytes=limits.shm_bytes, gpus=self.options.gpus,
+                secrets=secrets,
             ),
             program=ZYGOTE, staging=STAGING, caps=FACTORY_CAPS,
         )  # fmt: skip
         argv = factory_argv(self.bwrap, layout, [self.python, f"{STAGING}/{ZYGOTE.name}"])
         ensure_warden()
         config = factory_config(
-            self.preimports, filter_bpf(), user.uid, user.gid, user.switch,
+            self.preimports, filter_bpf(), user.switch,
             limits.tmp_bytes, limits.shm_bytes, spec.ipc_base, paths,
         )  # fmt: skip
         try:
@@ -513,20 +545,20 @@ class BwrapSandbox(KernelSandbox):
         await self.forking.aclose()
 
     def describe(self) -> str:
-        limits = describe_limits(self.options.limits, self.cgroups, self.user.uid)
-        return f"bwrap: {'; '.join(limits)}; as uid {self.user.uid} ({self.user.name})"
+        limits = describe_limits(self.options.limits, self.cgroups, self.identity.any_uid)
+        return f"bwrap: {'; '.join(limits)}; as {self.identity.describe()}"
 
     def protections(self) -> list[Protection]:
-        user, cap = self.user, format_bytes(self.options.limits.max_message_bytes)
-        if user.uid == 0:
+        identity, cap = self.identity, format_bytes(self.options.limits.max_message_bytes)
+        if identity.root:
             uid = Protection("unprivileged uid", False, self.mode.root_gap or "kernels are root")
         else:
             how = (
                 "switched to inside the sandbox, before the kernel starts"
-                if user.switch
+                if identity.switch
                 else "Podium's own, in an unprivileged user namespace"
             )
-            uid = Protection("unprivileged uid", True, f"uid {user.uid} ({user.name}): {how}")
+            uid = Protection("unprivileged uid", True, f"{identity.describe()}: {how}")
         filtered = self.seccomp_problem is None
         denied = "keyring, io_uring, ptrace, bpf, mounts, namespaces, modules, setuid bits, ..."
         keyring = "a new session keyring per kernel" + ("; keyctl denied" if filtered else "")
@@ -542,11 +574,22 @@ class BwrapSandbox(KernelSandbox):
         return [f"{p.name}: {p.detail}" for p in self.protections() if not p.active]
 
     def launch(self, slot: Slot, ipc: IpcDir) -> tuple[KernelCommand, Guard]:
-        limits, user = self.options.limits, self.user
         self._check_readable(slot.input_dir.resolve(), "the task's public data")
         paths = python_paths(self.python)
         for path in paths:
             self._check_readable(path, "the solutions' Python environment")
+        self._secrets(paths, slot.input_dir.resolve())  # refused before anything is made
+        lease = self.identity.lease()  # the guard gives it back once the kernel is gone
+        try:
+            return self._launch(slot, ipc, paths, lease)
+        except BaseException:
+            lease.release()
+            raise
+
+    def _launch(
+        self, slot: Slot, ipc: IpcDir, paths: tuple[Path, ...], lease: UidLease
+    ) -> tuple[KernelCommand, Guard]:
+        limits, user = self.options.limits, lease.user
         if user.switch:
             for path in slot.writable:
                 os.chown(path, user.uid, user.gid)
@@ -556,10 +599,10 @@ class BwrapSandbox(KernelSandbox):
             group = cgroups.KernelCgroup(self.cgroups, limits.memory_bytes, limits.max_processes)
         factory = self.forking.serving(slot.root.parent, slot.input_dir)
         if factory is not None and ipc.root.parent == factory.spec.ipc_base:
-            return self._forked(factory, slot, ipc, group)
+            return self._forked(factory, slot, ipc, group, lease)
         ensure_warden()
         seccomp = filter_bpf() if self.seccomp_problem is None else None
-        guard = BwrapGuard(limits, group, slot, ipc, user, seccomp)
+        guard = BwrapGuard(limits, group, slot, ipc, user, seccomp, lease=lease)
         layout = BwrapLayout(
             workspace=slot.root,
             input_dir=slot.input_dir.resolve(),
@@ -571,6 +614,7 @@ class BwrapSandbox(KernelSandbox):
             tmp_bytes=limits.tmp_bytes,
             shm_bytes=limits.shm_bytes,
             gpus=self.options.gpus,
+            secrets=secret_paths(self.python, self._hidden),
         )
         assert guard.lifeline is not None
         kernel_argv = guard.lifeline.argv(self.python, ipc.kernel_connection_file)
@@ -587,13 +631,14 @@ class BwrapSandbox(KernelSandbox):
         return command, guard
 
     def _forked(
-        self, factory: KernelFactory, slot: Slot, ipc: IpcDir, group: cgroups.KernelCgroup | None
-    ) -> tuple[KernelCommand, Guard]:
+        self, factory: KernelFactory, slot: Slot, ipc: IpcDir, group: cgroups.KernelCgroup | None,
+        lease: UidLease,
+    ) -> tuple[KernelCommand, Guard]:  # fmt: skip
         limits = self.options.limits
-        guard = BwrapGuard(limits, group, slot, ipc, self.user, None, forked=True)
+        guard = BwrapGuard(limits, group, slot, ipc, lease.user, None, forked=True, lease=lease)
         (slot.root / "input").mkdir(exist_ok=True)  # the public data's mount point
         launcher = _ForkLauncher(factory, slot, ipc, group.procs_files if group else [],
-                                 guard.rlimits)  # fmt: skip
+                                 guard.rlimits, lease.user)  # fmt: skip
         command = KernelCommand(
             argv=(), env={}, cwd=slot.root, interrupt_mode="message", launcher=launcher,
             interrupt_grace_s=self.options.interrupt_grace_s,
@@ -606,12 +651,17 @@ class BwrapSandbox(KernelSandbox):
         does not start or a solution that cannot open its data."""
         if path in self._readable:
             return
-        unreadable = [p for p in (path, *_first_entries(path)) if not self.user.can_read(p)]
+        identity = self.identity
+        unreadable = [p for p in (path, *_first_entries(path)) if not identity.can_read(p)]
         if unreadable:
+            whom = f"the sandbox's {identity.describe()}"
+            if identity.per_kernel:  # a uid that owns nothing, in no group: others' bits
+                uids = identity.uids
+                whom = f"others (each kernel is a uid of its own, from {uids[0]}–{uids[-1]})"
             raise SandboxUnavailable(
-                f"{what} ({unreadable[0]}) is not readable by the sandbox's uid "
-                f"{self.user.uid} ({self.user.name})",
-                hint=f"chmod -R o+rX {path}, or set sandbox.user to an account that can read it",
+                f"{what} ({unreadable[0]}) is not readable by {whom}",
+                hint=f"chmod -R o+rX {path}, or set sandbox.user to an account that can read it"
+                " (kernels then share its per-uid limits)",
             )
         self._readable.add(path)
 
@@ -625,11 +675,12 @@ class _ForkLauncher:
     ipc: IpcDir
     procs_files: list[str]
     rlimits: list[tuple[int, int, int]]
+    user: SandboxUser  # the kernel's own, as its factory must be told
 
     async def __call__(self) -> ForkedProcess:
         return await self.factory.spawn(self.slot.root, self.ipc.kernel,
                                         self.ipc.kernel_connection_file, self.procs_files,
-                                        self.rlimits)  # fmt: skip
+                                        self.rlimits, self.user)  # fmt: skip
 
 
 def _factory_preexec(podium: int) -> None:

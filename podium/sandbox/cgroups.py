@@ -115,6 +115,12 @@ def _read(path: Path) -> str:
         return ""
 
 
+def group_prefix() -> str:
+    """How the name of each kernel group this process creates begins (``LEFTOVER`` reads the
+    pid back)."""
+    return f"podium-{os.getpid()}-"
+
+
 class KernelCgroup:
     """The group(s) of one kernel: created before it starts, joined by its process, removed after.
 
@@ -123,7 +129,7 @@ class KernelCgroup:
 
     def __init__(self, support: CgroupSupport, memory_bytes: int | None, max_pids: int | None):
         self.version = support.version
-        name = f"podium-{os.getpid()}-{next(_counter)}"
+        name = f"{group_prefix()}{next(_counter)}"
         self.memory = support.memory / name if support.memory else None  # peak even unlimited
         self.pids = support.pids / name if support.pids and max_pids else None
         self.freezer = support.freezer / name if support.freezer else None

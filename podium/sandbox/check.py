@@ -33,6 +33,7 @@ from podium.sandbox.bwrap import (
     describe_limits,
 )
 from podium.sandbox.bwrap_command import gpu_devices
+from podium.sandbox.identity import KernelIdentity
 from podium.sandbox.local import LocalSandbox
 from podium.sandbox.options import SandboxOptions
 
@@ -133,11 +134,13 @@ def _host_session_keyring() -> int | None:
     return int(got) if got >= 0 else None
 
 
-def _confirmed(protection: Protection, facts: dict[str, Any]) -> CheckLine:
+def _confirmed(
+    protection: Protection, facts: dict[str, Any], identity: KernelIdentity
+) -> CheckLine:
     """A protection's line: configured, and seen holding by the probe kernel."""
     seen: bool | None = None  # None: the probe says nothing about it
-    if protection.name == "unprivileged uid":
-        seen = facts["uid"] != 0
+    if protection.name == "unprivileged uid":  # not root, and the uid it was given
+        seen = facts["uid"] != 0 and identity.owns(facts["uid"])
     elif protection.name == "seccomp":
         seen = facts["seccomp"] == "2"
     elif protection.name == "read-only /proc":
@@ -173,9 +176,9 @@ def run_checks(options: Mapping[str, Any]) -> list[CheckLine]:
     if problem is None:
         sandbox, kernel, facts = asyncio.run(_probe_kernel(opts))
         lines.append(kernel)
-        kernel_uid = sandbox.user.uid
+        kernel_uid = sandbox.identity.any_uid
         if facts:
-            lines += [_confirmed(p, facts) for p in sandbox.protections()]
+            lines += [_confirmed(p, facts, sandbox.identity) for p in sandbox.protections()]
             lines.append(asyncio.run(_probe_forked(opts)))
     support = cgroups.detect()
     lines.append(CheckLine("cgroups", support.version is not None, support.describe()))

@@ -4,7 +4,7 @@ One per warm pool: a bubblewrap sandbox laid out like a kernel's, in which ``zyg
 loaded ipykernel and the pre-imports once. For each kernel it forks a child that joins the
 kernel's cgroup (through descriptors Podium opened), unshares its own mount, pid, network,
 ipc, uts and cgroup namespaces, binds only its own slot, public data and ipc directory, mounts
-a fresh /proc, /tmp and /dev/shm, and drops to the unprivileged uid, no capabilities and the
+a fresh /proc, /tmp and /dev/shm, and drops to the kernel's own uid, no capabilities and the
 seccomp filter before the kernel starts. A forked kernel then looks to the solution as a cold
 one does, but for its speed.
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.errors import SandboxError
+from podium.sandbox.identity import SandboxUser
 from podium.sandbox.ipc import new_ipc_base
 from podium.sandbox.zygote import receive, send
 from podium.untrusted import remove_tree
@@ -204,15 +205,17 @@ class KernelFactory:
 
     async def spawn(
         self, slot: Path, ipc_kernel: Path, connection: Path, procs_files: list[str],
-        rlimits: list[tuple[int, int, int]],
+        rlimits: list[tuple[int, int, int]], user: SandboxUser,
     ) -> ForkedProcess:  # fmt: skip
-        """Fork a kernel for ``slot`` (under the factory's scratch) reading ``connection``."""
+        """Fork a kernel for ``slot`` (under the factory's scratch) reading ``connection``, as
+        ``user`` (its uid, gid, and the /etc/passwd and /etc/group listing it)."""
         if not self.alive():
             raise FactoryGone(str(self.gone))
         host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         procs = [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in procs_files]
         request = {"slot": slot.name, "ipc": str(ipc_kernel), "connection": str(connection),
-                   "rlimits": rlimits}  # fmt: skip
+                   "rlimits": rlimits, "uid": user.uid, "gid": user.gid,
+                   "passwd": user.passwd().decode(), "group": user.group().decode()}  # fmt: skip
         try:
             send(self._control, request, [child.fileno(), *procs])
         except OSError as exc:
@@ -257,13 +260,13 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def factory_config(
-    preimports: tuple[str, ...], seccomp: bytes, uid: int, gid: int, switch: bool,
+    preimports: tuple[str, ...], seccomp: bytes, switch: bool,
     tmp_bytes: int, shm_bytes: int, ipc_base: Path, python_paths: tuple[Path, ...],
 ) -> dict[str, Any]:  # fmt: skip
-    """The first message ``zygote.py`` reads."""
+    """The first message ``zygote.py`` reads (each kernel's uid comes with its request)."""
     return {
-        "preimports": list(preimports), "seccomp": seccomp.hex(), "uid": uid, "gid": gid,
-        "switch": switch, "tmp_bytes": tmp_bytes, "shm_bytes": shm_bytes,
+        "preimports": list(preimports), "seccomp": seccomp.hex(), "switch": switch,
+        "tmp_bytes": tmp_bytes, "shm_bytes": shm_bytes,
         "ipc_base": str(ipc_base), "python_paths": sorted(map(str, python_paths)),
     }  # fmt: skip
 

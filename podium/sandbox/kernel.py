@@ -38,6 +38,7 @@ from podium.failpoints import failpoint
 from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.ipc import IpcDir
+from podium.sandbox.messages import BoundedSession
 from podium.sandbox.output import CappedOutput, LiveOutput, strip_ansi
 from podium.sandbox.relay import Relay
 
@@ -47,6 +48,7 @@ WATCH_EVERY_S = 0.25  # how often a sandbox's watchdog (memory, disk) is consult
 HOST_QUEUE_MESSAGES = 8  # per Podium socket: host memory <= this x max_message_bytes
 EXIT_WAIT_S = 10.0  # after SIGKILL, how long the launched process may take to be reaped
 REPLY_WAIT_S = 5.0  # after idle, for the execute_reply (normally already there)
+LIMIT_ERROR = "ResourceLimitExceeded"  # the error name of an execution a limit stopped
 
 Watch = Callable[[], Awaitable[str | None]]  # returns why the kernel must die, or None
 # Starts a kernel's process some other way than by exec (a kernel factory forks it): returns
@@ -277,6 +279,7 @@ def _manager(command: KernelCommand, ipc: IpcDir) -> AsyncKernelManager:
         kernel_spec_manager=_OneSpec(spec),
         transport="ipc",
         connection_file=str(ipc.host_connection_file),
+        session=BoundedSession(),  # what a message becomes on the host, bounded by its bytes
     )
     if km.has_trait("transport_encryption"):  # the relay reads plain ZMTP (CURVE hides frames)
         km.transport_encryption = "disabled"
@@ -406,7 +409,7 @@ class _Execution:
         if outcome == "limit":
             reason = self.limit_reason or "resource limit"
             self.output.write(limit_note(reason))
-            return ExecStatus.DIED, "ResourceLimitExceeded", reason, reason
+            return ExecStatus.DIED, LIMIT_ERROR, reason, reason
         if outcome == "died":
             why = await self.kernel.exit_description()
             self.output.write(died_note(why))
@@ -447,8 +450,8 @@ class _Execution:
         never sends it costs at most ``REPLY_WAIT_S``."""
         until = min(until, time.perf_counter() + REPLY_WAIT_S)
         while (left := until - time.perf_counter()) > 0:
-            if overflow := self.kernel.relay.overflow:
-                return await self._stop(overflow)
+            if reason := await self._limit_hit():  # its processes may still run meanwhile
+                return await self._stop(reason)
             try:
                 msg = await self.client.get_shell_msg(timeout=min(POLL_S, left))
                 if msg["parent_header"].get("msg_id") == msg_id:
@@ -489,6 +492,15 @@ class _Execution:
         elif kind == "status":
             return bool(content.get("execution_state") == "idle")
         return False
+
+
+def limit_result(reason: str, output: str, kernel_start_s: float) -> ExecResult:
+    """The result of an execution that found its kernel already killed for ``reason`` (a limit
+    passed while no cell ran): died as a cell killed for it dies, ``output`` said first."""
+    return ExecResult(
+        status=ExecStatus.DIED, output=output + limit_note(reason), error_name=LIMIT_ERROR,
+        error_value=reason, killed_reason=reason, kernel_start_s=kernel_start_s,
+    )  # fmt: skip
 
 
 def _text(value: Any) -> str | None:

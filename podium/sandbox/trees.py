@@ -17,8 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from podium.untrusted import sparse
+
 MAX_DEPTH = 64  # directory levels below a walked root
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _UNSAFE_MODE = stat.S_ISUID | stat.S_ISGID | stat.S_IWOTH
 
 
@@ -103,7 +106,9 @@ def disk_usage(roots: list[Path], stop_bytes: int | None, stop_entries: int | No
 def make_safe(tree: Path) -> None:
     """Make a dead sandbox's tree the host's: owned by Podium's uid, no setuid/setgid or
     world-writable bit, nothing but regular files and directories (links, FIFOs, sockets and
-    device nodes are removed). Raises TooDeep; the tree is then half done, not to be kept."""
+    device nodes are removed), and no file with holes (removed: ``podium.untrusted.sparse``;
+    its size is no bound on what a later copy of the tree, a ``tar`` or an ``scp``, writes).
+    Raises TooDeep; the tree is then half done, not to be kept."""
     me = (os.getuid(), os.getgid())
     parent = os.open(tree.parent, _OPEN_DIR)
     try:
@@ -118,7 +123,9 @@ def make_safe(tree: Path) -> None:
 def _make_entry_safe(dir_fd: int, name: str, info: os.stat_result, me: tuple[int, int]) -> None:
     with contextlib.suppress(FileNotFoundError):
         kind = stat.S_IFMT(info.st_mode)
-        if kind not in (stat.S_IFREG, stat.S_IFDIR):
+        if kind not in (stat.S_IFREG, stat.S_IFDIR) or (
+            kind == stat.S_IFREG and _sparse(dir_fd, name, info)
+        ):
             os.unlink(name, dir_fd=dir_fd)
             return
         if (info.st_uid, info.st_gid) != me and os.getuid() == 0:
@@ -127,3 +134,18 @@ def _make_entry_safe(dir_fd: int, name: str, info: os.stat_result, me: tuple[int
             # A regular file or a directory, and nothing runs to swap it: the tree's
             # processes are dead or frozen (Linux has no lchmod to ask for more).
             os.chmod(name, stat.S_IMODE(info.st_mode) & ~_UNSAFE_MODE, dir_fd=dir_fd)
+
+
+def _sparse(dir_fd: int, name: str, info: os.stat_result) -> bool:
+    """Whether a regular file of a dead tree has holes. Only a file holding less than its
+    size on the disk is opened; one that cannot be opened is taken as sparse then."""
+    if info.st_size <= info.st_blocks * 512:
+        return False
+    try:
+        fd = os.open(name, _OPEN_FILE, dir_fd=dir_fd)
+    except OSError:
+        return True
+    try:
+        return sparse(fd, name) is not None
+    finally:
+        os.close(fd)

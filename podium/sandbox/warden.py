@@ -19,6 +19,12 @@ connection files) and nothing else has; it scans again until a few scans in a ro
 (a process killed between its clone and the scan shows up in the next one), and exits. A
 Podium that exits normally has killed everything already: the warden finds nothing and exits
 within a tenth of a second.
+
+A kernel kept across cells is frozen by its cgroup's freezer while the model takes its turn,
+for seconds to minutes, and cgroup v1 holds a frozen process's signals, SIGKILL included,
+until it is thawed: killed then, it would stay, frozen, holding its memory. So each scan also
+thaws this Podium's kernel groups (``podium-<its pid>-*``, beside the group the warden was
+started in, which is Podium's), and the processes killed in them die.
 """
 
 from __future__ import annotations
@@ -27,13 +33,14 @@ import os
 import subprocess
 import sys
 
+from podium.sandbox.cgroups import group_prefix
 from podium.sandbox.ipc import ipc_root, process_prefix
 
 # Run by the host's interpreter, isolated (-I -S: nothing of the current directory or of the
-# site is imported): argv is the lifeline's descriptor and the marker.
+# site is imported): argv is the lifeline's descriptor, the marker and Podium's cgroup prefix.
 SWEEP = r"""
 import os, signal, sys, time
-fd, marker = int(sys.argv[1]), sys.argv[2].encode()
+fd, marker, groups = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(sig, signal.SIG_IGN)
 try:
@@ -60,9 +67,40 @@ def sweep():
                 pass
     return found
 
+def freezers():
+    # (the file that thaws it, the value) of each of Podium's kernel groups: beside its own
+    try:
+        lines = open('/proc/self/cgroup').read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        _, controllers, path = line.split(':', 2)
+        if controllers == '':
+            base, knob, value = '/sys/fs/cgroup' + path, 'cgroup.freeze', '0'
+        elif 'freezer' in controllers.split(','):
+            base, knob, value = '/sys/fs/cgroup/freezer' + path, 'freezer.state', 'THAWED'
+        else:
+            continue
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        found += [(os.path.join(base, n, knob), value) for n in names if n.startswith(groups)]
+    return found
+
+def thaw():
+    for knob, value in freezers():
+        try:
+            with open(knob, 'w') as f:
+                f.write(value)
+        except OSError:
+            pass
+
 quiet, deadline = 0, time.monotonic() + 60
 while quiet < 3 and time.monotonic() < deadline:
     quiet = 0 if sweep() else quiet + 1
+    thaw()  # after the kill: a frozen process dies once thawed
     time.sleep(0.02)
 """
 
@@ -82,7 +120,7 @@ def ensure_warden() -> None:
     watched, podium = os.pipe()  # both close-on-exec: the warden gets its end through pass_fds
     try:
         _started[os.getpid()] = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", SWEEP, str(watched), marker()],
+            [sys.executable, "-I", "-S", "-c", SWEEP, str(watched), marker(), group_prefix()],
             pass_fds=(watched,), start_new_session=True, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip

@@ -5,9 +5,14 @@ A pre-started kernel cannot know its node, so it works in a slot (``working/``,
 check the solution may run on its submission) under the run's scratch directory, on the same
 filesystem as the node directories. Once every process of the kernel is dead, ``hand_over``
 gives the node what the ``Workspace`` contract promises (the submission copied by descriptor
-into a file the host creates; ``working/`` renamed over, only when kept, stripped of
-setuid/setgid bits and special files) and the rest of the slot is thrown away. Nothing in the
-slot is ever followed as a link.
+into a file the host creates, refused before a byte is copied when it has holes; ``working/``
+renamed over, only when kept, stripped of setuid/setgid bits, special files and files with
+holes) and the rest of the slot is thrown away. Nothing in the slot is ever followed as a link.
+
+So nothing leaves a slot that costs the host more than it cost the solution: a file with holes
+(``truncate -s 1G``: 4 KiB written) would be written out whole by a copy, 1 GiB of the run
+dir per node, kept even for a refused node. What a node's directory holds on the disk is at
+most what its slot held, which the workspace limit bounds.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 from podium.interfaces import SUBMISSION, SUBMISSION_WRITTEN, Workspace
 from podium.sandbox.trees import TooDeep, make_safe
 from podium.submission_check import install_script
-from podium.untrusted import Refused, copy_untrusted, remove_tree
+from podium.untrusted import MAX_UNTRUSTED_BYTES, Refused, copy_untrusted, remove_tree
 
 OUTPUT_DIRS = ("working", "submission")
 _slots = itertools.count()
@@ -53,7 +58,7 @@ class Slot:
     def hand_over(self, workspace: Workspace) -> str | None:
         """Give ``workspace`` its outputs; call only once every process of the kernel is dead.
 
-        Returns why the submission was refused (a symlink, a FIFO, too large), or None.
+        Returns why the submission was refused (a symlink, a FIFO, too large, sparse), or None.
         """
         workspace.root.mkdir(parents=True, exist_ok=True)
         target = workspace.root / SUBMISSION
@@ -61,7 +66,7 @@ class Slot:
         refused = None
         try:
             copy_untrusted(self.root / SUBMISSION_WRITTEN, target, trusted=self.root,
-                           shown=SUBMISSION_WRITTEN)  # fmt: skip
+                           shown=SUBMISSION_WRITTEN, **_cap(workspace))  # fmt: skip
         except FileNotFoundError:
             pass
         except Refused as exc:
@@ -88,3 +93,10 @@ def _keep_working(source: Path, target: Path) -> None:
         source.rename(target)
     else:
         target.mkdir()
+
+
+def _cap(workspace: Workspace) -> dict[str, int]:
+    """The submission's size cap: the task's where it gave one and it is lower than the
+    sandbox's own (``copy_untrusted``'s default)."""
+    cap = workspace.max_submission_bytes
+    return {"max_bytes": cap} if cap is not None and cap < MAX_UNTRUSTED_BYTES else {}

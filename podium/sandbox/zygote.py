@@ -13,8 +13,9 @@ Two processes of its own, then two per kernel::
       |          of a new pid namespace (unshare, fork, setns back) and sends Podium its pidfd
     init  (K)    joins the kernel's cgroup and rlimits, unshares mount/net/ipc/uts/cgroup
       |          namespaces, binds only its own slot, public data and ipc directory, mounts a
-      |          fresh /tmp, /dev/shm and read-only /proc, drops to the unprivileged uid (no
-      |          capability, the seccomp filter); forks KK; reaps; reports KK's exit status
+      |          fresh /tmp, /dev/shm and read-only /proc, its own /etc/passwd and group,
+      |          drops to the kernel's own uid, given in the request (no capability, the
+      |          seccomp filter); forks KK; reaps; reports KK's exit status
     kernel (KK)  pid 2, as in a cold bwrap kernel: the IPython kernel on the slot's
                  connection file
 
@@ -204,7 +205,7 @@ def init(request: dict[str, Any], fds: list[int], config: dict[str, Any]) -> Non
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         os.setsid()  # a session of its own, which the kernel shares (bwrap --new-session)
         isolate(request, fds[1:], config)
-        drop_privileges(config)
+        drop_privileges(request, config)
         kernel = os.fork()
         if kernel == 0:
             reply.close()
@@ -260,6 +261,7 @@ def lay_out(request: dict[str, Any], config: dict[str, Any]) -> None:
     bind(public, f"{WORKSPACE}/input", readonly=True)
     for target, size in (("/tmp", config["tmp_bytes"]), ("/dev/shm", config["shm_bytes"])):
         mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+    own_accounts(request)
     for where, fd in beneath:
         Path(where).mkdir(mode=0o755, parents=True, exist_ok=True)
         bind(fd, where, readonly=True)
@@ -271,6 +273,25 @@ def lay_out(request: dict[str, Any], config: dict[str, Any]) -> None:
     for fd in (slot, public, ipc, *staged):
         os.close(fd)
     fresh_proc(old_proc)
+
+
+def own_accounts(request: dict[str, Any]) -> None:
+    """This kernel's /etc/passwd and /etc/group (root and its own user, as bwrap writes a cold
+    kernel's), read-only, in place of the factory's: written to a tmpfs of their own, bound,
+    and the tmpfs detached (so mount points are as in a cold kernel, and nothing in /tmp)."""
+    staging = Path("/tmp/.etc")
+    staging.mkdir(0o700)
+    mount("tmpfs", str(staging), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=755")
+    for name in ("passwd", "group"):
+        written = staging / name
+        written.write_text(request[name])
+        written.chmod(0o644)
+        umount(f"/etc/{name}")  # the factory's
+        fd = os.open(written, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        bind(fd, f"/etc/{name}", readonly=True)
+        os.close(fd)
+    umount(str(staging))
+    staging.rmdir()
 
 
 def _in_tmpfs(where: str) -> bool:
@@ -295,11 +316,12 @@ def fresh_proc(old: int) -> None:
             os.close(sub_fd)
 
 
-def drop_privileges(config: dict[str, Any]) -> None:
-    """For good: the sandbox's uid and gid, no capability in any set, no new privileges,
-    a session keyring of its own, then the seccomp filter (which denies what came before)."""
+def drop_privileges(request: dict[str, Any], config: dict[str, Any]) -> None:
+    """For good: the kernel's uid and gid (its own, from its request), no capability in any
+    set, no new privileges, a session keyring of its own, then the seccomp filter (which
+    denies what came before)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1: ignored from inside, like bwrap's
-    uid, gid = config["uid"], config["gid"]
+    uid, gid = request["uid"], request["gid"]
     if config["switch"]:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
@@ -359,12 +381,19 @@ def ipykernel_dir() -> Path:
 
 
 def reseed() -> None:
-    """Siblings forked from one process share its generators' state: fresh entropy each
-    (``random`` re-seeds itself after a fork; numpy's global generator does not)."""
+    """Siblings forked from one process share its per-process secrets and generators'
+    state: fresh ones each, as a cold kernel draws at start. ``random`` re-seeds itself after
+    a fork; numpy's global generator does not; ``multiprocessing``'s authkey (which its
+    connections and managers authenticate with) is drawn once, at its import, so a kernel
+    could have answered another's challenge. ``secrets``, ``uuid4`` and ``os.urandom`` hold
+    no state; the str hash seed is ``PYTHONHASHSEED=0`` in every kernel, cold or forked."""
     numpy = sys.modules.get("numpy.random")
     if numpy is not None:
         numpy.seed()
     tempfile._name_sequence = None  # type: ignore[attr-defined]
+    process = sys.modules.get("multiprocessing.process")
+    if process is not None:
+        process.current_process().authkey = os.urandom(32)
 
 
 # --- start-up ----------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ make it good; else it is buggy with the reason):
 * ``agentic.max_turns`` model calls;
 * ``agentic.cell_timeout`` per cell, and ``exec.timeout`` for the node, all cells together
   (a cell may use only what is left of it); a cell that times out or kills the kernel ends
-  the node there;
+  the node there, as does a limit passed between cells (while the model thinks, the kernel
+  is frozen, or watched where it cannot be: ``KernelSession``);
 * the run's cost budget, checked before every call (by the model client).
 
 Context growth is bounded by one rule, applied the same way at every call so that a replay
@@ -119,7 +120,7 @@ class AgenticOperators(OperatorSet):
             await self._converse(ctx, session, talk, deadline)
         finally:
             refused = await session.close()
-        result = talk.notebook.result(talk.ending, refused, session.limits.max_output_bytes)
+        result = _result(talk, session, refused)
         return Proposal(
             plan=talk.plan,
             code=talk.notebook.script(),
@@ -238,6 +239,21 @@ class AgenticOperators(OperatorSet):
         elif result.error_line:
             lines.append(f"error: {result.error_line}")
         return "\n".join(lines)
+
+
+def _result(talk: _Conversation, session: KernelSession, refused: str | None) -> ExecResult:
+    """The node's result: its notebook's, or, when its kernel was killed between cells for a
+    limit and no cell came after to say so (it finished, or ran out of turns), that death."""
+    cap = session.limits.max_output_bytes
+    result = talk.notebook.result(talk.ending, refused, cap)
+    stopped = session.stopped_between_cells
+    if stopped is None or result.failed:
+        return result
+    why = f"the kernel was stopped between cells ({stopped.killed_reason})"
+    talk.ending = f"{talk.ending}; {why}" if talk.ending else why
+    died = ("status", "error_name", "error_value", "killed_reason")
+    update = {name: getattr(stopped, name) for name in died}
+    return talk.notebook.result(talk.ending, refused, cap).model_copy(update=update)
 
 
 def cut_results(results: int, keep: int) -> int:

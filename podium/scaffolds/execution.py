@@ -88,6 +88,11 @@ class _MaskedSession(KernelSession):
     def alive(self) -> bool:
         return self.inner.alive
 
+    @property
+    def stopped_between_cells(self) -> ExecResult | None:
+        stopped = self.inner.stopped_between_cells
+        return masked(stopped) if stopped is not None else None
+
     async def run_cell(self, code: str, timeout_s: float) -> ExecResult:
         return masked(await self.inner.run_cell(code, timeout_s))
 

@@ -67,6 +67,7 @@ from podium.plugins import ModelGateway
 from podium.records import Action, ExecResult, FreshRun, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, review
 from podium.scaffolds.execution import execute_solution, open_kernel_session
+from podium.scaffolds.inert_words import inert_notebook
 from podium.scaffolds.journal import Journal
 from podium.scaffolds.model_calls import CallRecorder
 from podium.scaffolds.prompts import Prompts
@@ -455,7 +456,8 @@ class Search:
         )  # fmt: skip
         self.run_dir.write_text(node.id, SOLUTION, node.code)
         if proposal.notebook is not None:
-            self.run_dir.write_file(self.run_dir.node_notebook(node.id), proposal.notebook)
+            notebook = inert_notebook(proposal.notebook)
+            self.run_dir.write_file(self.run_dir.node_notebook(node.id), notebook)
         if proposal.executed is not None and problem == "no code":
             problem = None  # ran cells, none cleanly: judged by its result, like any run
         if problem:
@@ -608,6 +610,7 @@ class Search:
             self.run_dir.node_dir(node_id),
             self.parts.task.public_dir,
             self.settings.keep_working,
+            max_submission_bytes=self.parts.task.max_submission_bytes(),
             on_output=self._live_output(node_id),
         )
 

@@ -767,6 +767,26 @@ def test_an_absurd_submission_is_invalid_before_pandas_reads_it(
         read_submission(wide.read_bytes(), submission_bounds(answers))
 
 
+def test_pandas_stops_reading_past_the_rows_bound(tmp_path: Path, answers: Path) -> None:
+    """A submission is read no further than the bounds' rows and one: 2 million rows past a
+    bound of 100,000 are refused in a fraction of what reading them takes, and the bound is ten
+    times the widest reference's rows (a format with several rows per answer row passes)."""
+    limits = submission_bounds(answers)
+    assert limits.max_rows == 100_000  # the floor: the answers have 4 rows
+    many = write(tmp_path / "many.csv", "id,label\n" + "1,a\n" * 2_000_000)
+    with pytest.raises(UnreadableSubmission) as caught:
+        read_submission(many, limits)
+    assert str(caught.value) == (
+        "the submission has over 100,000 rows, the most accepted for this task"
+    )
+    report = grade_submission("toy", many, answers, never_called, ACCURACY_BOARD)
+    assert report.error == str(caught.value)
+    big = write(
+        tmp_path / "big_answers.csv", "id,label\n" + "".join(f"{i},a\n" for i in range(20_000))
+    )
+    assert submission_bounds(big).max_rows == 200_000
+
+
 def test_extra_columns_within_the_bounds_still_reach_the_grader(
     tmp_path: Path, answers: Path
 ) -> None:

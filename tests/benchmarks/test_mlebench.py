@@ -20,7 +20,7 @@ import podium
 from podium.api.runs import load_registry
 from podium.benchmarks import resolve_task
 from podium.benchmarks.folder import FolderTask
-from podium.benchmarks.mlebench import MLEBench, MLEBenchTask, package_repo
+from podium.benchmarks.mlebench import MLEBench, MLEBenchTask, _mlebench, package_repo
 from podium.errors import TaskError
 from podium.interfaces import Benchmark
 from tests.support import (
@@ -330,7 +330,9 @@ def test_mlebench_s_grader_is_never_handed_an_unreadable_file(
         not absent.submission_exists and absent.error == f"no submission at {tmp_path}/absent.csv"
     )
 
-    assert list(work.iterdir()) == [] and Path.cwd() == work  # importing it made no ./cache
+    assert list(work.iterdir()) == [] and Path.cwd() == work  # grading made no ./cache here
+    _mlebench()  # nor does Podium's import of it (the grader worker's), made in this process
+    assert list(work.iterdir()) == [] and Path.cwd() == work
     del sys.modules["mlebench.data"]
     importlib.import_module("mlebench.data")  # a plain import, as the stand-in is written
     assert (work / "cache").is_dir()  # ...does make one: what Podium's import avoids

@@ -16,6 +16,7 @@ import pytest
 
 from podium.benchmarks.data_folder import load_data_folder
 from podium.benchmarks.validation_server import (
+    DEFAULT_VALIDATION_URL,
     RETRY_FIRST_S,
     NoVerdict,
     ServerVerdict,
@@ -23,6 +24,7 @@ from podium.benchmarks.validation_server import (
 )
 from tests.agents.fake_grading_server import RUNNING, VALID, FakeGradingServer
 from tests.benchmarks.test_data_folder import INVALID, home, submission
+from tests.benchmarks.test_submission_bounds import GREW_AT_MOST_MIB, PEAK, MiB, python
 from tests.support import scaled, wait_until
 
 __all__ = ["home"]  # the fixture, used by name
@@ -192,3 +194,55 @@ def test_submissions_are_sent_one_at_a_time() -> None:
             thread.join()
     assert entered.is_set() and inside[1] == 1
     assert verdicts == [ServerVerdict(True)] * 4 and len(fake.received) == 4
+
+
+# The host's side of asking the server about one handed-over file: argv: the data folder, the
+# submission. MLEBENCH_VALIDATION_URL names the test's server.
+ASK_SIDE = (
+    PEAK
+    + """
+import json, sys
+from pathlib import Path
+from podium.benchmarks.data_folder import load_data_folder
+
+task = load_data_folder(Path(sys.argv[1]))
+before = reset()
+reason = task.check_submission(Path(sys.argv[2]))
+print(json.dumps({"grew": status("VmHWM") - before, "reason": reason}))
+"""
+)
+
+
+def test_a_submission_is_streamed_to_the_server_never_held_by_the_host(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 90 MiB submission (one long line: within the size cap) reaches the server whole, and
+    the host's peak grows by a few MiB: it read the file whole before sending it (+90 MiB)."""
+    path = tmp_path / "node" / "submission.csv"
+    path.parent.mkdir()
+    with path.open("wb") as out:
+        out.write(b"PassengerId,Survived\n892,")
+        for _ in range(90):
+            out.write(b"7" * MiB)
+    server = FakeGradingServer(lambda _: INVALID)
+    with server.running():
+        monkeypatch.setenv("MLEBENCH_VALIDATION_URL", server.url)
+        found = python(ASK_SIDE, str(home / "data"), str(path))
+    assert [len(data) for data in server.received] == [path.stat().st_size]
+    assert server.received[0] == path.read_bytes()
+    assert found["reason"] == JUDGED_INVALID
+    assert found["grew"] < GREW_AT_MOST_MIB, found
+
+
+def test_the_harness_server_is_asked_unnamed_only_inside_the_harness(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside MLE-bench's container a port on localhost is any local user's: one listening
+    there and answering "valid" to everything made a file of the wrong columns a good node.
+    Unset, the harness's URL is used only where the harness set COMPETITION_ID."""
+    assert load_data_folder(home / "data").server is None
+    monkeypatch.setenv("COMPETITION_ID", "titanic")
+    server = load_data_folder(home / "data").server
+    assert server is not None and server.url == DEFAULT_VALIDATION_URL
+    monkeypatch.setenv("MLEBENCH_VALIDATION_URL", "")
+    assert load_data_folder(home / "data").server is None  # empty: never asked

@@ -53,6 +53,7 @@ from tests.support import (
     REPO,
     TOY_TASK,
     cli_env,
+    descendants,
     podium_cli,
     process_gone,
     processes,
@@ -173,19 +174,6 @@ def outcomes(result: ExecResult) -> dict[str, str]:
 
 def attack(kind: str, ws: Workspace, setup: str = "", **attempts: str) -> dict[str, str]:
     return outcomes(run(kind, ws, attack_code(setup, **attempts)))
-
-
-def descendants(root: int) -> dict[int, list[str]]:
-    table = processes()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, stack = {}, list(children.get(root, []))
-    while stack:
-        pid = stack.pop()
-        found[pid] = table[pid][1]
-        stack.extend(children.get(pid, []))
-    return found
 
 
 def running(argv: list[str]) -> list[int]:
@@ -1394,8 +1382,8 @@ def test_a_kernel_of_a_root_podium_has_no_host_root_and_no_capability(
     )
     result = run(isolated, host.ws, code)
     assert result.status is ExecStatus.OK, result.output
-    uid = BwrapSandbox(OPTIONS).user.uid
-    assert uid != 0
+    uid = int(result.output.split("IDS (", 1)[1].split(",", 1)[0])
+    assert uid != 0 and BwrapSandbox(OPTIONS).identity.owns(uid)  # its own, from the range
     # No user namespace when Podium is root: these are the host's own ids.
     assert f"IDS ({uid}, {uid}, {uid}) ({uid}, {uid}, {uid}) []" in result.output
     assert "CAPS 0000000000000000 0000000000000000 0000000000000000 0000000000000000" in (

@@ -38,6 +38,8 @@ mounts = sorted("IPC" if l.split()[4].startswith("/tmp/podium-") else l.split()[
                 for l in open("/proc/self/mountinfo"))
 facts = {
     "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups()],
+    "accounts": [open(f"/etc/{n}").read().replace(str(os.getuid()), "UID")
+                 for n in ("passwd", "group")],
     "pids": [os.getpid(), os.getppid(), os.getpgrp() == os.getpid(), os.getsid(0) == os.getpid()],
     "status": {k: status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
                                               "NoNewPrivs", "Seccomp")},
@@ -112,7 +114,12 @@ def test_a_forked_kernel_looks_like_a_cold_one(tmp_path: Path) -> None:
     assert warm["interfaces"] == ["lo"]
     assert warm["status"]["Seccomp"] == "2"
     differ = {key: (warm[key], cold[key]) for key in warm if warm[key] != cold[key]}
-    assert set(differ) <= {"mounts"}, differ
+    assert set(differ) <= {"mounts", "ids"}, differ
+    # Where Podium is root each kernel is a uid (and gid) of its own, listed in its passwd:
+    # alike but for the number (the same one when the first was given back before).
+    identity = BwrapSandbox(SandboxOptions()).identity
+    for ids in (warm["ids"], cold["ids"]):
+        assert ids == [ids[0]] * 4 + [[]] and identity.owns(ids[0])
     # The same mount points; the forked one has more, covered and unreachable: the factory's
     # own /tmp and /dev/shm under the kernel's, and what the factory had bound beneath them (a
     # solutions' environment under /tmp, bound again over the kernel's /tmp, as in the cold one).
@@ -296,3 +303,34 @@ def test_closing_leaves_no_factory_and_no_kernel(tmp_path: Path) -> None:
     assert process_gone(bwrap_pid) and process_gone(factory_pid)
     leftovers = [p for p in Path("/tmp").glob(f"podium-{os.getpid()}-*") if p.exists()]
     assert leftovers == []
+
+
+def test_each_forked_kernel_has_secrets_of_its_own(tmp_path: Path) -> None:
+    """What a process draws once and a fork inherits: each kernel has its own, as a cold one
+    does (multiprocessing's authkey, which its connections and managers authenticate with;
+    the generators), and the same kind of value."""
+    secrets = (
+        "import hashlib, multiprocessing, random, sys\n"
+        "key = bytes(multiprocessing.current_process().authkey)\n"
+        "print('SECRETS', len(key), hashlib.sha256(key).hexdigest(), random.random(),"
+        " sys.modules['numpy'].random.random() if 'numpy' in sys.modules else None)\n"
+    )
+
+    async def go() -> list[ExecResult]:
+        # Loaded in the factory, as joblib and scikit-learn load it among the default imports.
+        loaded = ("numpy", "multiprocessing")
+        async with forked(tmp_path, kernels=2, preimports=loaded) as sandbox:
+            warm = [await run(sandbox, tmp_path, f"forked-{i}", secrets) for i in range(2)]
+        cold_box = BwrapSandbox(SandboxOptions(preimports=("numpy",), warm_pool=False))
+        try:
+            return [*warm, await run(cold_box, tmp_path, "cold", secrets)]
+        finally:
+            await cold_box.aclose()
+
+    results = asyncio.run(go())
+    seen = [r.output.split("SECRETS ", 1)[1].split() for r in results]
+    assert all(r.status is ExecStatus.OK for r in results), [r.output for r in results]
+    assert [s[0] for s in seen] == ["32", "32", "32"]  # a 32-byte key, as a cold kernel's
+    for column in range(1, 4):
+        values = [s[column] for s in seen]
+        assert len(set(values)) == 3, (column, values)

@@ -7,12 +7,14 @@ dead by the time a hand-over happens) and check what reaches the node's director
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
+from podium.benchmarks.folder import FolderTask
 from podium.interfaces import Workspace
 from podium.sandbox import Slot
 from tests.support import DEEP, make_deep
@@ -127,3 +129,18 @@ def test_a_working_tree_too_deep_to_walk_still_hands_over_and_leaves_nothing(
         assert list((ws.root / "working").iterdir()) == []  # too deep to keep: nothing kept
     slot.discard()
     assert not slot.root.exists()
+
+
+def test_a_submission_over_the_tasks_bound_is_refused_and_never_copied(
+    slot: Slot, tmp_path: Path, titanic: FolderTask
+) -> None:
+    """The hand-over copies no more than the task could accept: a refused file of a gigabyte
+    stayed in every hostile node's directory (within the sandbox's own 1 GiB cap)."""
+    bound = titanic.max_submission_bytes()
+    assert bound == 100 * 1024 * 1024  # the sample's bound: max(100 MiB, 20 x the sample)
+    written = slot.root / "submission" / "submission.csv"
+    written.write_bytes(b"PassengerId,Survived\n892,0\n")
+    ws = dataclasses.replace(node(tmp_path), max_submission_bytes=20)
+    reason = slot.hand_over(ws)
+    assert reason is not None and "over the 20-byte limit" in reason, reason
+    assert not (ws.root / "submission.csv").exists()

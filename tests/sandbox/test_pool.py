@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from podium.interfaces import Limits, Workspace
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import BwrapSandbox, SandboxOptions
-from tests.support import processes, scaled
+from tests.support import descendants, processes, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def bwrap_processes(marker: Path) -> int:
 def forked_kernels() -> int:
     """Kernels forked by a factory: two processes each (init and kernel), beside the
     factory and its supervisor, all with the factory's command line."""
-    found = [argv for argv in (a for _, a in processes().values()) if
+    found = [argv for argv in descendants(os.getpid()).values() if
              len(argv) > 1 and argv[1].endswith("/zygote.py")]  # fmt: skip
     return max(0, len(found) - 2) // 2
 

@@ -15,7 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from podium.records import ExecResult, ExecStatus
-from podium.scaffolds.inert_words import fenced, unfenced
+from podium.scaffolds.inert_words import fenced, inert_notebook, unfenced
 from podium.scaffolds.notebook import Notebook
 from podium.viewer.notebook import parse_notebook
 
@@ -106,3 +106,30 @@ def test_other_markdown_is_read_as_it_is() -> None:
     """A notebook from before (or from a plugin) keeps its markdown as written."""
     for source in ("plain words", "```python\nx = 1\n```", "```text\nunclosed"):
         assert unfenced(source) == source
+
+
+def test_a_plugins_notebook_is_written_with_nothing_a_viewer_fetches_or_runs() -> None:
+    """A plugin operator's notebook (code Podium does not own) loses what would render: its
+    markdown fenced, a raw cell's HTML format forgotten, outputs' HTML, SVG and JavaScript
+    dropped; its code and plain-text outputs kept."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(HOSTILE[0]),
+        nbformat.v4.new_raw_cell(HOSTILE[2], metadata={"format": "text/html"}),
+        nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output(
+            "display_data", data={"text/html": HOSTILE[2], "image/svg+xml": HOSTILE[5],
+                                  "application/javascript": "fetch('//attacker.example')",
+                                  "text/plain": "<a figure>"})]),
+    ]  # fmt: skip
+    text = inert_notebook(nbformat.writes(nb))
+    written = nbformat.reads(text, as_version=4)
+    nbformat.validate(written)
+    markdown, raw, code = written.cells
+    assert unfenced(markdown.source) == HOSTILE[0]
+    tags = Tags()
+    tags.feed(renderer().render(markdown.source))
+    assert set(tags.found) <= ALLOWED
+    assert "format" not in raw.metadata
+    assert code.source == "show()" and code.outputs[0].data == {"text/plain": "<a figure>"}
+    assert inert_notebook(text) == text  # already inert: unchanged
+    assert inert_notebook("not a notebook") == "not a notebook"
