@@ -33,14 +33,15 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from podium.errors import SandboxError
-from podium.exec_output import died_note, limit_note, timeout_note
+from podium.exec_output import capped, died_note, limit_note, timeout_note
 from podium.failpoints import failpoint
 from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.messages import BoundedSession
-from podium.sandbox.output import CappedOutput, LiveOutput, strip_ansi
+from podium.sandbox.output import CappedOutput, LiveOutput
 from podium.sandbox.relay import Relay
+from podium.untrusted import inert
 
 POLL_S = 0.1  # how often a silent kernel is checked for death / deadline
 BIND_POLL_S = 0.01  # how often a starting kernel's socket directory is looked at
@@ -49,6 +50,7 @@ HOST_QUEUE_MESSAGES = 8  # per Podium socket: host memory <= this x max_message_
 EXIT_WAIT_S = 10.0  # after SIGKILL, how long the launched process may take to be reaped
 REPLY_WAIT_S = 5.0  # after idle, for the execute_reply (normally already there)
 LIMIT_ERROR = "ResourceLimitExceeded"  # the error name of an execution a limit stopped
+MAX_NAME_BYTES = 1024  # of an error's name (an exception class: a few dozen)
 
 Watch = Callable[[], Awaitable[str | None]]  # returns why the kernel must die, or None
 # Starts a kernel's process some other way than by exec (a kernel factory forks it): returns
@@ -359,7 +361,7 @@ class _Execution:
     ) -> None:
         self.kernel, self.output, self.watch, self.live = kernel, output, watch, live
         self.client = kernel.client
-        self.error: dict[str, Any] | None = None
+        self.error: KernelError | None = None
         self.limit_reason: str | None = None
         self._next_watch = 0.0
 
@@ -392,9 +394,7 @@ class _Execution:
         )
 
     def _traceback(self) -> str | None:
-        if not self.error:
-            return None
-        return strip_ansi("\n".join(map(str, self.error.get("traceback", []))))
+        return self.error.traceback if self.error else None
 
     async def _fields(
         self, outcome: str, timeout_s: float
@@ -415,8 +415,7 @@ class _Execution:
             self.output.write(died_note(why))
             return ExecStatus.DIED, "KernelDied", why, why
         if self.error:
-            name, value = (self.error.get(key) for key in ("ename", "evalue"))
-            return ExecStatus.ERROR, _text(name), _text(value), None
+            return ExecStatus.ERROR, self.error.name, self.error.value, None
         return ExecStatus.OK, None, None, None
 
     async def _collect(self, msg_id: str, deadline: float) -> str:
@@ -479,19 +478,46 @@ class _Execution:
         return await self.watch()
 
     def _handle(self, msg: dict[str, Any]) -> bool:
+        """Take one iopub message; whether the kernel went idle. A field of the wrong type
+        raises ``ValueError`` (a protocol violation): text is taken only as text, never as
+        the repr of what a kernel put there (4 characters a byte, uncapped)."""
         kind, content = msg["msg_type"], msg["content"]
         if kind == "stream":
-            self.output.write(str(content["text"]))
+            self.output.write(_string(content.get("text"), "a stream's text"))
         elif kind in ("execute_result", "display_data"):
-            text = content.get("data", {}).get("text/plain")
+            data = content.get("data", {})
+            text = data.get("text/plain") if isinstance(data, dict) else None
             if text:
-                self.output.write(str(text) + "\n")
+                self.output.write(_string(text, "a result's text/plain") + "\n")
         elif kind == "error":
-            self.error = content
-            self.output.write(strip_ansi("\n".join(map(str, content.get("traceback", [])))) + "\n")
+            self.error = KernelError.read(content, self.output.head_cap + self.output.tail_cap)
+            self.output.write(self.error.traceback + "\n")
         elif kind == "status":
             return bool(content.get("execution_state") == "idle")
         return False
+
+
+@dataclass(frozen=True)
+class KernelError:
+    """A kernel's error message, read as text and capped as an output is (its traceback and
+    value could be as large as a message, and go into the journal and every prompt)."""
+
+    name: str
+    value: str
+    traceback: str
+
+    @classmethod
+    def read(cls, content: dict[str, Any], cap_bytes: int) -> KernelError:
+        lines = content.get("traceback", [])
+        if not isinstance(lines, list):
+            raise ValueError("an error's traceback is not a list")
+        traceback = "\n".join(_string(line, "a traceback's line") for line in lines)
+        name, value = content.get("ename", ""), content.get("evalue", "")
+        return cls(  # inert first: a lone surrogate is escaped, not lost to the cut's encoding
+            name=capped(inert(_string(name, "an error's name")), MAX_NAME_BYTES)[0],
+            value=capped(inert(_string(value, "an error's value")), cap_bytes)[0],
+            traceback=capped(inert(traceback), cap_bytes)[0],
+        )
 
 
 def limit_result(reason: str, output: str, kernel_start_s: float) -> ExecResult:
@@ -503,9 +529,12 @@ def limit_result(reason: str, output: str, kernel_start_s: float) -> ExecResult:
     )  # fmt: skip
 
 
-def _text(value: Any) -> str | None:
-    """A field of a kernel's message as text (a hostile kernel may send any JSON there)."""
-    return None if value is None else str(value)
+def _string(value: Any, what: str) -> str:
+    """A field of a kernel's message that must be text (a hostile kernel may send any JSON
+    there); ``ValueError`` when it is not."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {type(value).__name__}, not text")
+    return value
 
 
 def _unreadable(exc: Exception) -> str:

@@ -36,10 +36,11 @@ from jupyter_client.session import Session
 MAX_HEADER_BYTES = 64 * 1024
 MAX_JSON_VALUES = 200_000
 _FRAMES_WITH_DATES = slice(1, 4)  # header, parent header, metadata (after the signature)
-# One JSON value per match, strings whole (a bracket or digit inside one is not a value), in a
-# text whose escapes are gone (so a string is quotes around anything but a quote): a single
-# repeat of one character class, which the regex engine runs without memory per character.
-_VALUE = re.compile(rb'"[^"]*"|[\[{]|-?[0-9][0-9.eE+-]*|true|false|null')
+# One JSON value per match (``NaN`` and ``Infinity`` too: Python's json reads them), strings
+# whole (a bracket or digit inside one is not a value), in a text whose escapes are gone (so a
+# string is quotes around anything but a quote): a single repeat of one character class, which
+# the regex engine runs without memory per character.
+_VALUE = re.compile(rb'"[^"]*"|[\[{]|-?[0-9][0-9.eE+-]*|true|false|null|NaN|-?Infinity')
 # A frame this short cannot hold more values: each takes a byte and a separator at least.
 _SHORT_BYTES = 2 * MAX_JSON_VALUES
 
