@@ -68,7 +68,10 @@ def python_paths(python: str) -> tuple[Path, ...]:
     on its ``sys.path``), to bind read-only; sorted."""
     found = _probe(python)
     sites = [p for p in found["path"] if Path(p).name.endswith("-packages")]
-    return tuple(sorted({Path(p) for p in (*found["prefixes"], *sites)}))
+    paths = sorted({Path(p) for p in (*found["prefixes"], *sites)})
+    # Each once: a site directory inside a prefix comes with it (bound again, it would be one
+    # more mount point in a forked kernel than in a cold one).
+    return tuple(p for p in paths if not any(p.is_relative_to(q) and p != q for q in paths))
 
 
 @functools.cache
