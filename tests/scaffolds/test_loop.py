@@ -91,9 +91,10 @@ def test_failing_nodes_count_as_steps_and_never_stop_the_run(
     assert reasons[2] == "ValueError: boom"
     assert reasons[3] is not None and "no VALIDATION_METRIC" in reasons[3]
     assert reasons[4] == "no submission/submission.csv was written"
-    assert reasons[5] == (  # refused by the sandbox's hand-over, unread
-        "submission/submission.csv is 2,147,483,648 bytes, over the 1,073,741,824-byte limit"
+    assert reasons[5] == (  # refused by the sandbox's hand-over at the task's bound, unread
+        "submission/submission.csv is 2,147,483,648 bytes, over the 104,857,600-byte limit"
     )
+    assert not (tmp_path / "run" / "nodes" / "6" / "submission.csv").exists()
     assert reasons[6] is None and nodes[6].metric is not None
     assert result.summary["steps"] == 7 and result.summary["buggy_nodes"] == 6
     assert result.final is not None and result.final.id == 7
