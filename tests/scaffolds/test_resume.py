@@ -183,7 +183,10 @@ def test_resume_after_random_sigkills(
     proc.kill()
     proc.wait()
     final = podium_cli("resume", str(out))
-    assert final.returncode == 0, final.stderr
+    # On a quick machine the last resume may have finished the run before its kill: then
+    # there is nothing left to resume, and the run must still equal the reference.
+    finished = "nothing to resume" in final.stderr and "no node is unfinished" in final.stderr
+    assert final.returncode == 0 or finished, final.stderr
     _assert_same_as_reference(out, reference)
 
 
