@@ -33,7 +33,7 @@ from typing import Any
 import zmq
 from jupyter_client.session import Session
 
-MAX_HEADER_BYTES = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
 MAX_JSON_VALUES = 200_000
 _FRAMES_WITH_DATES = slice(1, 4)  # header, parent header, metadata (after the signature)
 # One JSON value per match (``NaN`` and ``Infinity`` too: Python's json reads them), strings

@@ -13,19 +13,15 @@ import pytest
 from podium.api.sweep_view import SweepView
 from podium.viewer.server import CSP, ViewerServer
 from tests.recorded_run import RecordedRun
-from tests.viewer.test_server import Reply, request, serving
+from tests.viewer.test_server import Reply, request, server, serving
 from tests.viewer.test_sweep_page import DONE, make_sweep
+
+__all__ = ["server"]  # the fixture, used by name
 
 RUN_ROUTES = ["/", "/static/app.js", "/static/style.css", "/api/run", "/api/node/5",
               "/api/node/7/output", "/api/search?q=x", "/nope"]  # fmt: skip
 SWEEP_ROUTES = ["/", "/static/sweep.js", "/api/sweep", f"/runs/{DONE}", f"/runs/{DONE}/",
                 f"/runs/{DONE}/api/run", f"/runs/{DONE}/api/node/5"]  # fmt: skip
-
-
-@pytest.fixture
-def server(recorded_run: RecordedRun) -> Iterator[ViewerServer]:
-    with serving(recorded_run.root) as srv:
-        yield srv
 
 
 @pytest.fixture
