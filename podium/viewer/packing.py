@@ -8,7 +8,7 @@ chunk grows too long) — and each distinct chunk is stored once. Boundaries tha
 the lines themselves make the same stretch of text cut the same way wherever it appears, at
 any offset, as in rsync or restic.
 
-The packed form (the page unpacks it, ``static/app.js`` ``unpack``)::
+The packed form (the page unpacks it, ``static/js/unpack.js``)::
 
     {"format": "podium-packed/1", "chunks": ["text", ...],
      "details": {"<id>": NodeDetail with each packed field as {"$c": [chunk index, ...]}}}

@@ -1,9 +1,11 @@
 """The viewer's page: as the live server serves it, and as one self-contained HTML export.
 
-The page is ``static/index.html`` with ``static/app.js`` and ``static/style.css`` (package data,
-read with importlib.resources). The live page loads them from ``/static/…``. An export inlines
-both, embeds the run's data as JSON, and carries a Content-Security-Policy that allows exactly
-those two inline blocks (by their sha256) and nothing else: no network, no other script.
+The page is ``static/index.html`` with its script and ``static/style.css`` (package data, read
+with importlib.resources). The script is the files of ``static/js/``, one job each, joined in
+the one order :data:`APP_MODULES` declares (:func:`app_script`). The live page loads it as one
+``/static/app.js`` and the style from ``/static/…``. An export inlines both, the script as the
+very same text, embeds the run's data as JSON, and carries a Content-Security-Policy that allows
+exactly those two inline blocks (by their sha256) and nothing else: no network, no other script.
 
 Node content in the embedded JSON is untrusted: ``<``, ``>`` and ``&`` are written as JSON
 escapes, so no string in it can close the ``<script>`` element that holds it.
@@ -19,6 +21,17 @@ from typing import Any
 
 from podium.viewer import highlight
 
+APP_MODULES: tuple[str, ...] = (
+    "core.js", "format.js", "tree.js", "unpack.js", "source.js", "colour.js", "geometry.js",
+    "graph.js", "tags.js", "minimap.js", "view.js", "filters.js", "collapse.js", "list.js",
+    "chart.js", "header.js", "traceback.js", "calls.js", "notebook.js", "code.js", "output.js",
+    "panel.js", "select.js", "keyboard.js", "poll.js", "main.js",
+)  # fmt: skip
+"""The page's script: the files of ``static/js/`` in the order they run. Each takes from the
+shared ``podiumViewer`` object only what the files before it put there, so this order is the
+one the script needs; the live page and an export both use it (``app_script``)."""
+
+JS_DIR = "js"
 STYLE_LINK = '<link rel="stylesheet" href="/static/style.css">'
 SCRIPT_TAG = '<script src="/static/app.js" defer></script>'
 CONTENT_TYPES = {
@@ -28,8 +41,24 @@ CONTENT_TYPES = {
 }
 
 
-def _read(name: str) -> str:
-    return files("podium.viewer").joinpath("static", name).read_text(encoding="utf-8")
+def _read(*path: str) -> str:
+    return files("podium.viewer").joinpath("static", *path).read_text(encoding="utf-8")
+
+
+def module_text(name: str) -> str:
+    """One file of ``static/js/`` as it is on disk."""
+    return _read(JS_DIR, name)
+
+
+def app_script() -> str:
+    """The page's one script: each of :data:`APP_MODULES` after a comment line naming it (so a
+    line of ``/static/app.js`` in a browser's console leads back to its file).
+
+    One text, not a ``<script>`` per file: the live page runs exactly what an export inlines
+    and hashes for its CSP, ``index.html`` keeps its one script tag, and a page load is one
+    request.
+    """
+    return "".join(f"// ---- {JS_DIR}/{name} ----\n{module_text(name)}" for name in APP_MODULES)
 
 
 def live_page() -> str:
@@ -51,7 +80,8 @@ def static_file(name: str) -> tuple[bytes, str] | None:
     """``(body, content type)`` for one of ``CONTENT_TYPES``; None for any other name."""
     if name not in CONTENT_TYPES:
         return None
-    text = _stylesheet() if name == "style.css" else _read(name)
+    built = {"app.js": app_script, "style.css": _stylesheet}.get(name)
+    text = built() if built is not None else _read(name)
     return text.encode("utf-8"), CONTENT_TYPES[name]
 
 
@@ -73,7 +103,7 @@ def export_page(run: dict[str, Any], details: dict[str, Any]) -> str:
     (``packing.pack``), as ``#podium-details``, which the page parses only when a node is first
     opened or searched. The page's script runs in export mode when it finds ``#podium-data``.
     """
-    css, js = _stylesheet(), _read("app.js")
+    css, js = _stylesheet(), app_script()
     # Our own files: these would end their inline element early (never true, checked anyway).
     if "</style" in css.lower() or "</script" in js.lower() or "<!--" in js:
         raise ValueError("the viewer's static files cannot be inlined as they are")
