@@ -39,8 +39,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from podium.formats import Journal  # noqa: E402
 from podium.records import Node  # noqa: E402
-from podium.scaffolds import Journal  # noqa: E402
 from podium.testing import FakeOpenAI, Received, Reply  # noqa: E402
 from podium.testing.scripted import code_answer, review_answer, write_script  # noqa: E402
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 from machine import machine  # noqa: E402  (perf/machine.py: this script's directory)
 
 import podium  # noqa: E402
-from podium.scaffolds import Journal  # noqa: E402
+from podium.formats import Journal  # noqa: E402
 from tests.support import TOY_TASK, node_answers, run_config, solution, write_script  # noqa: E402
 
 SANDBOX = {"warm_pool": False}

@@ -266,10 +266,10 @@ def probed(probes: Probes) -> Iterator[None]:
     import zmq
     from jupyter_client.provisioning import local_provisioner
 
+    from podium.formats.journal import Journal
+    from podium.formats.rundir import RunDir
     from podium.sandbox import base
     from podium.sandbox.kernel import LiveKernel, start_kernel
-    from podium.scaffolds.journal import Journal
-    from podium.scaffolds.rundir import RunDir
 
     async def timed_start(*args: Any, **kwargs: Any) -> LiveKernel:
         t0 = time.perf_counter()

@@ -135,7 +135,7 @@ def measure_in(tree: Path, run: dict[str, Any], repeats: int, page_repeats: int)
 def measure(root: Path, repeats: int, page_repeats: int) -> dict[str, Any]:
     """Every figure of one run, with the Podium this interpreter imports."""
     import podium
-    from podium.scaffolds import Journal, RunDir
+    from podium.formats import Journal, RunDir
     from podium.viewer import export_html, make_server
 
     def journal_nodes(light: bool = False) -> None:
@@ -255,7 +255,7 @@ def serving(make_server: Callable[[Path, int], Any], root: Path) -> Iterator[str
 
 
 def _node_ids(root: Path) -> list[int]:
-    from podium.scaffolds import Journal, RunDir
+    from podium.formats import Journal, RunDir
 
     journal = Journal.open(RunDir(root).journal)
     try:

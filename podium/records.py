@@ -251,6 +251,18 @@ class GradeReport(Record):
         return None
 
 
+# The boolean outcomes of a GradeReport that are counted as rates: per seed (MLE-bench's
+# seed_summary) and per group of runs (the reports).
+GRADE_OUTCOMES = (
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "valid_submission",
+)
+
+
 class EnvironmentInfo(Record):
     """The solutions' Python environment, as the prompts describe it."""
 

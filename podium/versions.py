@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from podium import __version__
+
 GIT_TIMEOUT_S = 3.0
 INSTALLED = frozenset({"site-packages", "dist-packages"})  # an installed package's parents
 
@@ -118,3 +120,8 @@ def _git(directory: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def version_line() -> str:
+    """What ``podium --version`` prints."""
+    return f"podium {__version__}"

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from podium.formats import Journal, RunDir
+from podium.formats.notebook import Notebook
 from podium.records import (
     ExecResult,
     ExecStatus,
@@ -31,8 +33,6 @@ from podium.records import (
     ToolCall,
     Usage,
 )
-from podium.scaffolds import Journal, RunDir
-from podium.scaffolds.notebook import Notebook
 from tests.support import TOY_TASK
 
 # Untrusted content: if any of it is ever parsed as HTML, the page changes or a script runs.

@@ -33,7 +33,7 @@ UNPRIVILEGED_USER = "podium-tester"  # made by scripts/unprivileged-venv when te
 
 
 def task_module(folder: Path, name: str) -> ModuleType:
-    """A task folder's script (``grade``, ``prepare``, ``make_leaderboard``) as a module."""
+    """A task folder's script (``grade``, ``prepare``) as a module."""
     spec = importlib.util.spec_from_file_location(
         f"test_{folder.name}_{name}", folder / f"{name}.py"
     )

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from podium import tracebacks
+from podium.exec_output import CappedOutput
 from podium.interfaces import Limits, Workspace
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import LocalSandbox, SandboxOptions
-from podium.sandbox.output import CappedOutput
 from podium.tracebacks import (
     Frame,
     ParsedTraceback,

@@ -28,9 +28,9 @@ import pytest
 
 from podium.cli.app import main
 from podium.errors import RunDirError
+from podium.formats.journal import Journal
+from podium.formats.rundir import RunDir
 from podium.records import Node, NodeState
-from podium.scaffolds.journal import Journal
-from podium.scaffolds.rundir import RunDir
 from podium.testing import node_answers, write_script
 from tests.support import TOY_TASK, podium_cli, podium_popen, solution, wait_until
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import os
 import re
 import tomllib
@@ -24,11 +25,12 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
 )
 
 from podium.errors import ConfigError, did_you_mean
-from podium.sandbox import DEFAULT_PREIMPORTS, parse_bytes
+from podium.sandbox.options import SandboxParams
 from podium.scaffolds import validate_prompt_overrides
 
 ENV_PREFIX = "PODIUM_"
@@ -179,60 +181,14 @@ class AgenticSection(Section):
     )
 
 
-def _size(value: Any) -> Any:
-    """Check a size ("4G", "512M", bytes) or "none"; keep the text as written."""
-    if value is None or (isinstance(value, str) and value.lower() in ("none", "unlimited")):
-        return value
-    try:
-        parse_bytes(value)
-    except ConfigError:
-        raise ValueError("not a size; write e.g. 4G, 512M or none") from None
-    return value
+class SandboxSection(SandboxParams):
+    """``[sandbox]``: ``name`` picks the sandbox; the other keys are its params. These are the
+    builtin sandboxes' (:class:`SandboxParams`, where their defaults are written), which a
+    plugin sandbox without a model of its own takes too; a plugin sandbox declaring one gets a
+    section of that model instead (:func:`config_schema`)."""
 
-
-def _memory(value: Any) -> Any:
-    return value if value == "auto" else _size(value)
-
-
-Size = Annotated[str | int | None, BeforeValidator(_size)]
-MemorySize = Annotated[str | int | None, BeforeValidator(_memory)]
-
-
-class SandboxSection(Section):
     name: str = Field(
         "auto", description="auto (bwrap when it works here), bwrap, local, container"
-    )
-    python: str | None = Field(None, description="interpreter of the solutions' environment")
-    memory: MemorySize = Field("auto", description='per kernel; "auto": half the RAM, at most 8G')
-    processes: int | None = Field(512, ge=8, description="processes + threads per kernel")
-    cpu_time_s: int | None = Field(None, ge=1, description="CPU seconds per process")
-    workspace_size: Size = Field("20G", description="bytes a node may write to its workspace")
-    max_files: int | None = Field(
-        500_000, ge=1, description="files + directories a node may create in its workspace"
-    )
-    tmp_size: Size = "2G"
-    shm_size: Size = "1G"
-    max_message_size: Size = Field("32M", description="one output message past this kills it")
-    warm_pool: bool = Field(True, description="pre-start one kernel per worker")
-    fork: bool = Field(True, description="fork the pool's kernels from a kernel factory")
-    preimports: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_PREIMPORTS),
-        description="imported in pool kernels before a node gets them",
-    )
-    gpus: str | None = Field(None, description='"all" or device indices "0,1"')
-    assume_container: bool = Field(
-        False,
-        description="the container sandbox: start even where no container is detected "
-        "(something you trust, a container or a VM, encloses Podium)",
-    )
-    interrupt_grace_s: float = Field(
-        3.0, ge=0.1, description="seconds between interrupting a kernel and killing it"
-    )
-    user: str | int = Field(
-        "auto",
-        description='who kernels run as when Podium is root: "auto" (a uid of its own per '
-        "kernel, so no per-uid limit is shared), an account name or a uid (one for every "
-        "kernel, sharing its per-uid limits); never root",
     )
 
 
@@ -303,7 +259,7 @@ def load_config(
 ) -> RunConfig:
     """Merge every source (lowest first: preset, file, env, CLI flags, ``-o``) and validate."""
     layers = [
-        read_toml(file) if file else {},
+        read_config_file(file) if file else {},
         env_layer(os.environ if environ is None else environ),
         _nest(dict(cli or {})),
         override_layer(overrides),
@@ -333,12 +289,60 @@ def validate_config(data: Mapping[str, Any]) -> RunConfig:
             hint='e.g. -o prompts.draft="@draft.md"',
         )
     prompts = {k: _read_at_file(f"prompts.{k}", v) for k, v in raw_prompts.items()}
+    schema = config_schema(data)
     try:
-        config = RunConfig.model_validate({**data, "prompts": prompts})
+        config = schema.model_validate({**data, "prompts": prompts})
     except ValidationError as exc:
-        raise config_error(exc) from None
+        raise config_error(exc, model=schema) from None
     validate_prompt_overrides(config.prompts)
     return config
+
+
+def config_schema(data: Mapping[str, Any]) -> type[RunConfig]:
+    """What ``data`` is validated as: :class:`RunConfig`, or, where ``sandbox.name`` is a plugin
+    sandbox that declares params of its own, a RunConfig whose ``[sandbox]`` is ``name`` and
+    those params (recorded in config.toml with their defaults, as the builtins' are)."""
+    params = _sandbox_params(data)
+    return RunConfig if params in (None, SandboxParams) else _with_sandbox_params(params)
+
+
+def _sandbox_params(data: Mapping[str, Any]) -> type[BaseModel] | None:
+    """The params model of the sandbox ``data`` names; None for a plugin sandbox that takes the
+    table as a dict, and for a name nobody registers (creating it says so, naming the closest).
+    Plugins are loaded (as ``plugins`` and the entry points say) only for a name no builtin
+    has."""
+    from podium.sandbox.builtin import podium_sandboxes
+
+    table, plugins = data.get("sandbox", {}), data.get("plugins", [])
+    default = SandboxSection.model_fields["name"].default
+    name = table.get("name", default) if isinstance(table, Mapping) else None
+    if not isinstance(name, str):
+        return None  # RunConfig says what is wrong
+    builtin = {spec.name: spec.params for spec in podium_sandboxes()}
+    if name in builtin:
+        return builtin[name]
+    if not (isinstance(plugins, list) and all(isinstance(p, str) for p in plugins)):
+        return None
+    from podium.plugins.manager import create_plugin_manager
+    from podium.plugins.registry import Registry
+
+    entry = Registry(create_plugin_manager((), plugins)).sandboxes.get(name)
+    return entry.spec.params if entry else None
+
+
+@functools.cache
+def _with_sandbox_params(params: type[BaseModel]) -> type[RunConfig]:
+    """RunConfig with ``[sandbox]`` as ``name`` and ``params``' keys (unknown ones refused)."""
+    name = SandboxSection.model_fields["name"]
+    section = create_model(
+        f"{params.__name__}Section",
+        __base__=(params, Section),
+        name=(str, Field(description=name.description)),
+    )
+    schema: type[RunConfig] = create_model(
+        "RunConfig", __base__=RunConfig, sandbox=(section, Field(description=params.__doc__))
+    )
+    return schema
 
 
 def preset_layer(name: str | None) -> dict[str, Any]:
@@ -356,8 +360,11 @@ TOML_HINT = (
 )
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file as a dict; anything that is not a readable TOML text file is one line."""
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A config file (``-c``, or a run's ``config.toml`` read back as a config) as a dict;
+    anything that is not a readable TOML text file is a :class:`ConfigError` that speaks of a
+    config file. (A run dir's own reader, ``podium.formats.run_files.read_toml``, speaks of the
+    run's file; the reports' ``read_run_config`` adds how to repair a compared run.)"""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -25,21 +25,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from podium.api.config import RunConfig, read_toml, validate_config
+from podium.api.config import RunConfig, read_config_file, validate_config
 from podium.api.runs import load_registry
 from podium.benchmarks import make_holdout, resolve_task
 from podium.errors import RunDirError, TaskError, UserError
-from podium.interfaces import Holdout, Task, Workspace
+from podium.formats import RunDir, run_files
+from podium.interfaces import SUBMISSION, Holdout, Task, Workspace
 from podium.plugins import Registry
 from podium.records import ExecResult, Node, NodeState
-from podium.scaffolds import (
-    SUBMISSION,
-    RunDir,
-    execute_solution,
-    metric_from_output,
-    run_files,
-    submission_problem,
-)
+from podium.scaffolds import execute_solution, metric_from_output, submission_problem
 from podium.untrusted import Inert, InertOrNone, open_untrusted
 from podium.viewer.run_data import RunView, open_run
 
@@ -179,7 +173,7 @@ def _run_config(view: RunView) -> RunConfig:
         raise RunDirError(
             f"{view.root} has no {run_files.CONFIG}: its task and sandbox are unknown"
         )
-    return validate_config(read_toml(rd.config))
+    return validate_config(read_config_file(rd.config))
 
 
 def _load_task(view: RunView, cfg: RunConfig, registry: Registry) -> Task:

@@ -27,7 +27,7 @@ from podium.api.config import (
     RunConfig,
     config_error,
     merge_changes,
-    read_toml,
+    read_config_file,
     validate_config,
 )
 from podium.api.signals import two_stage_stop
@@ -39,6 +39,7 @@ from podium.benchmarks import (
     selection_report,
 )
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
+from podium.formats import Journal, RunDir, RunSummary, SummaryGrade
 from podium.interfaces import SUBMISSION, Backend, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import (
     ModelGateway,
@@ -51,14 +52,10 @@ from podium.plugins.backends.answers import RecordedAnswer
 from podium.plugins.backends.replay import ReplayBackend
 from podium.records import GradeReport, Message, ModelRequest, Node, NodeState
 from podium.scaffolds import (
-    Journal,
     LoopSettings,
     Prompts,
-    RunDir,
-    RunSummary,
     Search,
     SearchParts,
-    SummaryGrade,
     build_summary,
     load_recorded,
     recorded_models,
@@ -144,7 +141,7 @@ def resume(
             f"{run_dir} is not a Podium run directory (no config.toml or journal.sqlite)",
             hint="give a directory podium run made (without --out: one under ./runs/)",
         )
-    cfg = validate_config(merge_changes(read_toml(rd.config), changes or {}))
+    cfg = validate_config(merge_changes(read_config_file(rd.config), changes or {}))
     return asyncio.run(_run(cfg, rd, on_node, on_start))
 
 
@@ -170,7 +167,7 @@ async def _run(
         check_holdout(task, cfg.search.holdout, cfg.seed)
     journal = _open_journal(rd, cfg, task, created=existing is None)
     try:
-        task = _hold_out(cfg, parts, rd)
+        task = _task_with_holdout(cfg, parts, rd)
         parts.sandbox.hide(task.secret_paths())  # a holdout's labels too, before any kernel
         info = RunInfo(run_dir=rd.root, task_id=task.id, model=cfg.model.name or "",
                        strategy=parts.strategy.name)  # fmt: skip
@@ -230,7 +227,7 @@ def _keeps_its_holdout(cfg: RunConfig, rd: RunDir, task: Task) -> None:
         make_holdout(task, rd.holdout, cfg.search.holdout, cfg.seed)  # reads, never writes
 
 
-def _hold_out(cfg: RunConfig, parts: SearchParts, rd: RunDir) -> Task:
+def _task_with_holdout(cfg: RunConfig, parts: SearchParts, rd: RunDir) -> Task:
     """Under ``search.holdout``: the run's split (made once, in the run dir; a resumed run
     reuses it), whose task the agent then works on. The task as it is otherwise."""
     if cfg.search.holdout:

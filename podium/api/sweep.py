@@ -21,29 +21,31 @@ from podium import __version__
 from podium.api.config import RunConfig, load_config
 from podium.api.runs import build_strategy, load_registry
 from podium.api.signals import two_stage_stop
-from podium.benchmarks.sweeps import (
-    MANIFEST,
+from podium.errors import UserError
+from podium.experiments.sweeps import (
     EventCallback,
     Executor,
-    Grid,
     Job,
     JobFactory,
     LocalExecutor,
-    Manifest,
     RayExecutor,
-    RunEntry,
     Sweep,
-    check_unique_ids,
     describe_host,
     drive,
+)
+from podium.formats import (
+    MANIFEST,
+    Grid,
+    Manifest,
+    RunDir,
+    RunEntry,
+    check_unique_ids,
     load_manifest,
     new_runs,
     reconcile,
 )
-from podium.errors import UserError
 from podium.plugins import Registry
 from podium.sandbox import bwrap_problem
-from podium.scaffolds import RunDir
 
 PLAN = "plan.json"
 
@@ -271,9 +273,9 @@ def make_executor(request: ExecutorRequest, workers: int) -> Executor:
     raise UserError(f"unknown executor {request.name!r}", hint="executors: local, ray")
 
 
-def job_factory(cpus: float, gpus: int) -> JobFactory:
+def job_factory(worker: str, cpus: float, gpus: int) -> JobFactory:
     def make(entry: RunEntry, run_dir: Path) -> Job:
-        return Job(run_id=entry.id, run_dir=run_dir, cpus=cpus, gpus=gpus)
+        return Job(run_id=entry.id, run_dir=run_dir, worker=worker, cpus=cpus, gpus=gpus)
 
     return make
 
@@ -281,18 +283,21 @@ def job_factory(cpus: float, gpus: int) -> JobFactory:
 def execute(
     sweep: Sweep,
     executor: Executor,
+    worker: str,
     on_event: EventCallback | None = None,
     retry_failed: bool = False,
 ) -> bool:
-    """Run what remains of the sweep. False when it was interrupted (SIGINT/SIGTERM): the runs
-    in flight were stopped gracefully and ``--resume`` continues them."""
+    """Run what remains of the sweep, each run by the ``worker`` module (the command line's
+    ``podium.cli.sweep_worker``: it prints as ``podium run`` does). False when it was
+    interrupted (SIGINT/SIGTERM): the runs in flight were stopped gracefully and ``--resume``
+    continues them."""
     info = executor.describe()
     sweep.manifest.executor = {
         **info,
         "gpus_per_run": sweep.manifest.executor.get("gpus_per_run", 0),
     }
     cpus = float(str(info.get("cpus_per_run", 1.0)))
-    make_job = job_factory(cpus, int(sweep.manifest.executor["gpus_per_run"]))
+    make_job = job_factory(worker, cpus, int(sweep.manifest.executor["gpus_per_run"]))
 
     async def main() -> bool:
         task = asyncio.ensure_future(drive(sweep, executor, make_job, on_event, retry_failed))

@@ -43,7 +43,7 @@ import pandas as pd
 
 from podium.benchmarks.task_code import MAX_REASON_CHARS, load_task_function, one_line
 from podium.errors import TaskError
-from podium.records import GradeReport, utcnow
+from podium.records import GRADE_OUTCOMES, GradeReport, utcnow
 from podium.submission_check import Bounds, bound_problem, bounds
 from podium.untrusted import MAX_UNTRUSTED_BYTES, Refused, open_untrusted
 
@@ -58,15 +58,7 @@ LEADERBOARD_HINT = (
 )
 LFS_PREFIX = b"version https://git-lfs"
 
-# The per-seed rates seed_summary reports, named after GradeReport's fields.
-SUMMARY_FIELDS = (
-    "any_medal",
-    "gold_medal",
-    "silver_medal",
-    "bronze_medal",
-    "above_median",
-    "valid_submission",
-)
+SUMMARY_FIELDS = GRADE_OUTCOMES  # the per-seed rates seed_summary reports
 
 
 # MLE-bench reads submissions and answers with pandas' round-trip float parser; pandas 3 parses

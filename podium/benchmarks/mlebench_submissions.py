@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from podium.errors import UserError
-from podium.scaffolds import SUBMISSION, RunDir, RunFileError, RunSummary, run_files
+from podium.formats import RunDir, RunFileError, RunSummary, run_files
+from podium.interfaces import SUBMISSION
 
 SUMMARY = run_files.SUMMARY  # what marks a run dir
 MLEBENCH_PREFIX = "mlebench/"

@@ -8,11 +8,20 @@ status (what the tests drive).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+
+VERSION_ARGS = (["--version"], ["version"])  # answered before the command line is assembled
 
 
 def main() -> None:
-    """The ``podium`` console script."""
+    """The ``podium`` console script. ``podium --version`` answers at once: assembling the
+    command line (typer, every command's options) costs more than everything else it does."""
+    if sys.argv[1:] in VERSION_ARGS:
+        from podium.versions import version_line
+
+        print(version_line(), flush=True)
+        return
     from podium.cli.app import main as _main
 
     _main()

@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import typer
 
-from podium import __version__
 from podium.cli.bench import bench
 from podium.cli.compare import compare
 from podium.cli.console import EXIT_INTERRUPTED, LineHandler, err, out, print_error
@@ -32,6 +31,7 @@ from podium.cli.show import show
 from podium.cli.tasks import plugins, tasks
 from podium.cli.view import view
 from podium.errors import UserError
+from podium.versions import version_line
 
 try:  # recent typer carries its own copy of click, and raises its errors
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -55,7 +55,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        out.print(f"podium {__version__}")
+        out.print(version_line())
         raise typer.Exit()
 
 
@@ -97,7 +97,7 @@ app.command(short_help="Re-run a node's code and compare it with the record.")(r
 @app.command(short_help="Print Podium's version (as podium --version).")
 def version() -> None:
     """Print Podium's version."""
-    out.print(f"podium {__version__}")
+    out.print(version_line())
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:

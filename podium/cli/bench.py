@@ -26,7 +26,8 @@ from podium.cli.options import (
 from podium.errors import UserError
 
 if TYPE_CHECKING:
-    from podium.benchmarks.sweeps import Executor, RunEntry, Sweep
+    from podium.experiments.sweeps import Executor, Sweep
+    from podium.formats import RunEntry
 
 Strategies = Annotated[
     str, typer.Option("--strategies", help="Comma list: greedy,mcts,evolutionary.")
@@ -91,7 +92,7 @@ def bench(
 ) -> None:
     """Run a sweep: every task × strategy × model × seed, a few runs at a time."""
     from podium.api import sweep as sw
-    from podium.benchmarks.sweeps import describe_grid, parse_list, parse_seeds
+    from podium.formats import describe_grid, parse_list, parse_seeds
 
     run_options: dict[str, Any] = {
         "budget.steps": steps, "budget.time": time_budget, "budget.cost": cost,
@@ -140,26 +141,28 @@ def _describe(info: dict[str, object]) -> str:
 
 def _run_with_progress(sweep: Sweep, executor: Executor, retry_failed: bool) -> bool:
     from podium.api import sweep as sw
-    from podium.benchmarks.sweeps import event_line, grid_table
+    from podium.cli import sweep_worker
+    from podium.experiments.sweeps import event_line, grid_table
 
-    m = sweep.manifest
+    m, worker = sweep.manifest, sweep_worker.__name__  # the program that runs each run
     if not out.is_terminal:
 
         def on_event(kind: str, entry: RunEntry) -> None:
             out.print(escape(event_line(kind, entry, m)))
 
-        return sw.execute(sweep, executor, on_event, retry_failed)
+        return sw.execute(sweep, executor, worker, on_event, retry_failed)
     with Live(grid_table(m), console=out, refresh_per_second=2, transient=False) as live:
 
         def on_live_event(kind: str, entry: RunEntry) -> None:
             live.console.print(escape(event_line(kind, entry, m)))
             live.update(grid_table(m))
 
-        return sw.execute(sweep, executor, on_live_event, retry_failed)
+        return sw.execute(sweep, executor, worker, on_live_event, retry_failed)
 
 
 def _finish(sweep: Sweep, completed: bool, report: bool) -> None:
-    from podium.benchmarks.sweeps import RunState, grid_table
+    from podium.experiments.sweeps import grid_table
+    from podium.formats import RunState
 
     m = sweep.manifest
     if not out.is_terminal:  # on a terminal the live grid stays on screen
@@ -181,11 +184,10 @@ def _finish(sweep: Sweep, completed: bool, report: bool) -> None:
 
 def _write_report(root: Path) -> None:
     started = time.monotonic()
-    try:
-        from podium.benchmarks.reports import build_report
-    except ImportError:  # pragma: no cover - the reports package ships with Podium
-        return
-    target = root / "report"
+    from podium.experiments.reports import build_report
+    from podium.formats.sweep_dir import REPORT_DIR
+
+    target = root / REPORT_DIR
     build_report([root], target)
     out.print(f"report   {target}/summary.md ({time.monotonic() - started:.1f}s)")
     sys.stdout.flush()

@@ -14,15 +14,10 @@ import stat
 from pathlib import Path
 
 from podium.errors import RunDirError, UserError
-from podium.scaffolds import SUBMISSION, RunDir, run_files
 
-RUN_DIR_FILES = (run_files.CONFIG, run_files.JOURNAL)
-JOURNAL_ONLY = (run_files.JOURNAL,)
+# The run dir's and the sweep dir's names come from podium.formats, imported by the checks that
+# use them: ``podium --help`` imports this module and must not pay for the formats' records.
 SQLITE_HEADER = b"SQLite format 3\x00"
-# A sweep dir's layout (podium.benchmarks.sweeps.manifest's MANIFEST and RUNS), spelled here
-# too: importing the sweeps package would cost every command its start-up time.
-SWEEP_MANIFEST = "sweep.json"
-SWEEP_RUNS = "runs"
 TEXT_PROBE_BYTES = 1 << 20  # enough of a file to tell text from binary
 
 
@@ -113,13 +108,19 @@ def new_directory(path: Path | None, what: str, hint: str) -> None:
 
 def is_sweep_dir(path: Path) -> bool:
     """``path`` holds a sweep (its manifest) and is not itself a run."""
-    return (path / SWEEP_MANIFEST).is_file() and not RunDir(path).journal.is_file()
+    from podium.formats import MANIFEST, RunDir
+
+    return (path / MANIFEST).is_file() and not RunDir(path).journal.is_file()
 
 
-def run_dir(path: Path, need: tuple[str, ...] = RUN_DIR_FILES) -> Path:
-    """``path`` is a Podium run directory: it holds the files ``need`` names (by default
-    ``config.toml`` and the journal; the journal alone for reading a run that may be starting),
-    and the journal is an SQLite database. A sweep directory says how to use a sweep."""
+def run_dir(path: Path, journal_only: bool = False) -> Path:
+    """``path`` is a Podium run directory: it holds ``config.toml`` and the journal (the journal
+    alone with ``journal_only``, for reading a run that may be starting), and the journal is an
+    SQLite database. A sweep directory says how to use a sweep."""
+    from podium.formats import RunDir, run_files
+    from podium.formats.sweep_dir import RUNS
+
+    need = (run_files.JOURNAL,) if journal_only else (run_files.CONFIG, run_files.JOURNAL)
     hint = "give a run directory, e.g. runs/…"
     rd = RunDir(path)
     found = _stat(path, "run directory", hint)
@@ -137,7 +138,7 @@ def run_dir(path: Path, need: tuple[str, ...] = RUN_DIR_FILES) -> Path:
     if missing:
         what = "journal" if missing == [run_files.JOURNAL] else " or ".join(missing)
         hint = f"a run directory holds {' and '.join(need)}"
-        if (path / SWEEP_RUNS).is_dir():
+        if (path / RUNS).is_dir():
             hint = f"{path} looks like a sweep: give one of its runs, e.g. {path}/runs/…"
         raise RunDirError(f"{path} is not a Podium run directory (no {what})", hint=hint)
     journal = rd.journal
@@ -163,6 +164,9 @@ def submission_file(path: Path) -> Path:
     if found is None:
         raise UserError(f"no submission at {path}", hint=hint)
     if stat.S_ISDIR(found.st_mode):
+        from podium.formats import RunDir
+        from podium.interfaces import SUBMISSION
+
         best = RunDir(path).best / SUBMISSION
         if best.is_file():
             hint = f"a run's best submission is {best}"

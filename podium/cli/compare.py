@@ -41,19 +41,19 @@ def compare(
     ] = None,
 ) -> None:
     """Aggregate sweeps into a table, plots and a disclosure card (summary.md, summary.json)."""
-    from podium.benchmarks.reports import (
-        DEFAULT_DIR,
+    from podium.experiments.reports import (
         build_report,
         paired_table,
         report_splits,
         summary_table,
     )
-    from podium.benchmarks.reports.report import regret_table, report_caveats
+    from podium.experiments.reports.report import regret_table, report_caveats
+    from podium.formats.sweep_dir import REPORT_DIR
 
     if out is None:
         if len(dirs) != 1:
             raise UserError("several directories: say where the report goes", hint=OUT_HINT)
-        out = dirs[0] / DEFAULT_DIR
+        out = dirs[0] / REPORT_DIR
     report = build_report(dirs, out, baseline)
     # A terminal's own width; in a pipe, the width the tables are made to fit.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)

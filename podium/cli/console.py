@@ -20,13 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from podium.interfaces import RunInfo
-from podium.records import GradeReport, Node
 from podium.redact import redact
-from podium.sandbox import ESCAPE_SEQUENCE, SGR, strip_ansi
+from podium.untrusted import ESCAPE_SEQUENCE, SGR, strip_ansi
 
-if TYPE_CHECKING:  # for the type only: podium.api.runs imports most of Podium
+if TYPE_CHECKING:  # for the types only: every command imports this module at its start
     from podium.api.runs import RunStart
+    from podium.interfaces import RunInfo
+    from podium.records import GradeReport, Node
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -3,28 +3,38 @@
 The run options default to None on the command line (a flag not given leaves the value to the
 preset, the config file and the environment), so their help states the config's own default,
 read from :class:`podium.api.config.RunConfig`. The names a registry knows (strategies, sandboxes,
-models, benchmarks) come from plugins; :class:`ChoicesCommand` loads the registry only when the
-help is printed, so an ordinary command line does not pay for it.
+models, benchmarks) come from plugins. Both are filled in by :class:`ChoicesCommand` only when
+the help is printed (the help texts hold a :data:`LATER` mark until then), so neither an
+ordinary command line nor ``podium --help`` pays for the config's models or the registry.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
 from typer.core import TyperCommand
 
-from podium.api.config import RunConfig
 from podium.errors import PodiumError
 
 if TYPE_CHECKING:
     from podium.plugins import Registry
 
+# ``{{default of budget.steps or no limit}}`` in a help text: the config's default, filled in
+# when the help is printed; ``{{presets}}``: the config's presets.
+LATER = re.compile(
+    r"\{\{(?:default of (?P<key>[\w.]+) or (?P<none>[^}]*)|(?P<presets>presets))\}\}"
+)
+
 
 def config_default(dotted: str) -> str:
     """The built-in default of a config key, as a user writes it: ``budget.steps`` → ``20``,
     ``exec.timeout`` → ``1h``; ``none`` where there is none."""
+    from pydantic import BaseModel
+
+    from podium.api.config import RunConfig
+
     model: type[BaseModel] = RunConfig
     *sections, name = dotted.split(".")
     for section in sections:
@@ -82,6 +92,7 @@ class ChoicesCommand(TyperCommand):
     """A command whose ``--help`` lists the registered names its options take."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:  # click's, as typer carries it
+        fill_later(self.params)
         registry = _registry()
         if registry is not None:
             fill_choices(self.params, registry)
@@ -101,6 +112,22 @@ def _registry() -> Registry | None:
 
 def with_default(help_text: str, dotted: str, none: str = "none") -> str:
     """``help_text`` ending in ``[default: X]`` with the config's default for ``dotted``
-    (``none`` says what no value means)."""
-    default = config_default(dotted)
-    return f"{help_text}{DEFAULT_MARK}{none if default == 'none' else default}]"
+    (``none`` says what no value means), X filled in when the help is printed."""
+    return f"{help_text}{DEFAULT_MARK}{{{{default of {dotted} or {none}}}}}]"
+
+
+def fill_later(params: list[Any]) -> None:
+    """Fill in each :data:`LATER` mark of the parameters' help texts."""
+    for param in params:
+        help_text: str | None = getattr(param, "help", None)
+        if help_text and LATER.search(help_text):
+            param.help = LATER.sub(_later, help_text)
+
+
+def _later(mark: re.Match[str]) -> str:
+    if mark["presets"]:
+        from podium.api.config import PRESETS
+
+        return ", ".join(PRESETS)
+    default = config_default(mark["key"])
+    return mark["none"] if default == "none" else default

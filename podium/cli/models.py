@@ -112,4 +112,4 @@ def _outcome(answer: Any) -> str:
 
 
 def _run_dir(path: Path) -> Path:
-    return checks.run_dir(path, need=checks.JOURNAL_ONLY)
+    return checks.run_dir(path, journal_only=True)

@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from podium.api.config import PRESETS
-
 # Full sentences in command lists and option help: click's 80-column cap cuts a command's
 # description at ~45 characters, mid-sentence.
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -29,6 +27,6 @@ DataDir = Annotated[
     Path | None,
     typer.Option(help="Where task data is (prepared). Default: the benchmark's own cache."),
 ]
-PRESET_HELP = f"Config preset. Choices: {', '.join(PRESETS)}.  [default: none]"
+PRESET_HELP = "Config preset. Choices: {{presets}}.  [default: none]"  # filled by ChoicesCommand
 SCRIPTED_HINT = "one JSON answer per line, e.g. from: podium calls export RUN_DIR > FILE"
 DATA_DIR_HINT = "--data-dir is a directory (made on first use); leave it out for the default"

@@ -17,8 +17,7 @@ from rich.text import Text
 from podium.cli import checks
 from podium.cli.console import duration, out, print_columns, visible, wide_console
 from podium.errors import UserError
-from podium.sandbox import strip_ansi
-from podium.scaffolds import RunDir
+from podium.untrusted import strip_ansi
 
 if TYPE_CHECKING:
     from podium.api.rerun import RerunReport
@@ -65,10 +64,11 @@ def rerun(
 
 def _check_sandbox(run_dir: Path, name: str) -> None:
     """An unknown ``--sandbox`` is reported before the task's data is looked for."""
-    from podium.api.config import read_toml
+    from podium.api.config import read_config_file
     from podium.api.runs import load_registry
+    from podium.formats import RunDir
 
-    plugins = read_toml(RunDir(run_dir).config).get("plugins", [])
+    plugins = read_config_file(RunDir(run_dir).config).get("plugins", [])
     load_registry(plugins if isinstance(plugins, list) else []).sandbox(name)
 
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from podium.api.config import RunConfig
 from podium.cli import checks
 from podium.cli.console import (
     EXIT_INTERRUPTED,
@@ -33,12 +32,12 @@ from podium.cli.options import (
     TimeBudget,
 )
 from podium.errors import UserError
-from podium.records import Direction
 from podium.redact import redact
-from podium.scaffolds import RunDir, SummaryUsage
 
 if TYPE_CHECKING:
     from podium.api import RunResult
+    from podium.api.config import RunConfig
+    from podium.formats import SummaryUsage
 
 
 def run(
@@ -140,6 +139,8 @@ def run(
 def check_run_inputs(cfg: RunConfig) -> None:
     """The paths a run's config names, checked before anything starts (the names, the task
     and the model's endpoint are checked by :func:`podium.api.runs.run` next, before any file)."""
+    from podium.formats import RunDir
+
     checks.new_directory(
         cfg.out,
         "--out",
@@ -164,7 +165,7 @@ def _check_model_files(cfg: RunConfig) -> None:
         return
     replay = Path(cfg.model.replay).expanduser()
     if replay.is_dir():
-        checks.run_dir(replay, need=checks.JOURNAL_ONLY)
+        checks.run_dir(replay, journal_only=True)
     else:
         hint = "give a run directory, or a file of: podium calls export RUN_DIR"
         checks.text_file(replay, "--replay", hint)
@@ -191,6 +192,9 @@ def resume(
 
 
 def _finish(result: RunResult) -> None:
+    from podium.formats import RunDir
+    from podium.records import Direction
+
     s = result.record
     why = STOP_REASONS.get(s.stop_reason or "", s.stop_reason or "?")
     out.print(

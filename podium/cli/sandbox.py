@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -13,8 +12,10 @@ from rich.markup import escape
 from podium.cli import checks
 from podium.cli.console import err, out
 from podium.errors import ConfigError
-from podium.interfaces import Sandbox, Workspace
-from podium.records import ExecResult
+
+if TYPE_CHECKING:
+    from podium.interfaces import Sandbox
+    from podium.records import ExecResult
 
 sandbox_app = typer.Typer(
     help="Check what isolation works here; run one file in a sandboxed kernel.",
@@ -65,8 +66,11 @@ def run_file(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Run FILE in a fresh sandboxed kernel and print what happened (exit 1 if it failed)."""
+    import asyncio
+
     from podium.api.config import ExecSection
     from podium.api.runs import load_registry
+    from podium.interfaces import Workspace
     from podium.scaffolds import execute_solution
 
     checks.text_file(file, "file", "give a Python file (its code runs as one cell)")

@@ -4,7 +4,7 @@ Reads ``RUN_DIR/plan.json`` (written by :func:`podium.api.sweep.plan`), starts t
 it when an earlier attempt left a journal — then, on the host and after the run, writes
 ``curve.json`` (the best-so-far submission graded after each step) and ``host.json``. Progress
 goes to stdout like ``podium run``'s; an executor appends it to ``RUN_DIR/run.log``. The exit
-status says how it ended (:mod:`podium.benchmarks.sweeps.executor`).
+status says how it ended (:mod:`podium.experiments.sweeps.executor`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from podium.api import runs as api
 from podium.api.config import RunConfig, validate_config
 from podium.api.sweep import PLAN, refuse_unsandboxed
 from podium.benchmarks import resolve_task
-from podium.benchmarks.sweeps import (
+from podium.cli.console import print_error, print_node, print_start
+from podium.errors import UserError
+from podium.experiments.sweeps import (
     EXIT_FAILED,
     EXIT_FINISHED,
     EXIT_INTERRUPTED,
@@ -28,13 +30,11 @@ from podium.benchmarks.sweeps import (
     best_so_far_curve,
     describe_host,
 )
-from podium.cli.console import print_error, print_node, print_start
-from podium.errors import UserError
+from podium.formats import Journal, RunDir, RunSummary, run_files
 from podium.interfaces import SUBMISSION
 from podium.plugins import Registry
 from podium.records import NodeState
 from podium.redact import redact
-from podium.scaffolds import Journal, RunDir, RunSummary, run_files
 
 log = logging.getLogger("podium")
 EXIT_BY_STATUS = {"finished": EXIT_FINISHED, "interrupted": EXIT_INTERRUPTED}
@@ -66,7 +66,8 @@ def work(run_dir: Path) -> int:
         refuse_unsandboxed(cfg, registry)
     rd = RunDir(run_dir)
     rd.write_json(rd.root / run_files.HOST, describe_host())
-    changes = {"sandbox.gpus": cfg.sandbox.gpus} if cfg.sandbox.gpus else {}
+    gpus = getattr(cfg.sandbox, "gpus", None)  # a plugin sandbox's own options may have none
+    changes = {"sandbox.gpus": gpus} if gpus else {}
     if rd.journal.exists():
         result = api.resume(run_dir, changes, on_node=print_node, on_start=print_start)
     else:

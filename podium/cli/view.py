@@ -55,7 +55,7 @@ def view(
 ) -> None:
     """Open a run (or a sweep) in the browser: a live page on 127.0.0.1, or --export one HTML
     file."""
-    from podium.cli.checks import JOURNAL_ONLY, is_sweep_dir
+    from podium.cli.checks import is_sweep_dir
     from podium.cli.checks import run_dir as check_run_dir
     from podium.viewer import export_html, serve
 
@@ -66,7 +66,7 @@ def view(
             hint=f"export one of its runs: podium view {run_dir}/runs/<id> --export FILE",
         )
     if not sweep:
-        check_run_dir(run_dir, need=JOURNAL_ONLY)
+        check_run_dir(run_dir, journal_only=True)
     if port is not None and not 0 <= port <= MAX_PORT:
         raise UserError(f"--port {port} is not a port", hint="use 1–65535, or 0 for any free one")
     if export is not None:
@@ -86,7 +86,7 @@ def view(
                 _open(redirect(url))
 
         if sweep:
-            from podium.api.sweep_view import SweepView
+            from podium.viewer.sweep_data import SweepView
 
             serve(SweepView(run_dir), port, ready)
         else:

@@ -141,10 +141,6 @@ class Journal:
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
 
-    def set_meta(self, key: str, value: str) -> None:
-        with self._write(None) as db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
     def get_state(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM state WHERE key=?", (key,)).fetchone()
         return str(row[0]) if row else None

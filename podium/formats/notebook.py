@@ -4,7 +4,7 @@ What the node ran is kept three ways, each for its reader:
 
 * :meth:`Notebook.ipynb`: a real Jupyter notebook (nbformat v4, validated), every cell in the
   order it ran with its output and error, the model's words as markdown cells that render as
-  plain text (:func:`podium.scaffolds.inert_words.fenced`: a remote image, HTML or link in
+  plain text (:func:`podium.formats.inert_words.fenced`: a remote image, HTML or link in
   them is never fetched by whoever opens the notebook); opened in Jupyter or the viewer.
   Podium's own facts about a cell (status, duration, the model call that asked for it) sit in
   the cell's ``metadata.podium``.
@@ -19,17 +19,38 @@ What the node ran is kept three ways, each for its reader:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import nbformat as _nbformat
 
 from podium.exec_output import capped
+from podium.formats.inert_words import fenced
 from podium.records import ExecResult, ExecStatus
-from podium.scaffolds.inert_words import fenced
 
 nbformat: Any = _nbformat  # untyped: its cells are dicts with attribute access
 
 CELL_MARK = "# %%"  # a cell's first line in solution.py (the percent format)
+METADATA = "podium"  # Podium's key in the notebook's metadata and in each cell's
+
+
+class NotebookMeta(TypedDict, total=False):
+    """The notebook's ``metadata.podium``: how the node's conversation went. Written by the
+    agentic operator, read back by the viewer and ``podium show`` (a key may be missing in a
+    notebook Podium did not write, hence ``total=False``)."""
+
+    operator: str
+    finished: bool  # the model called finish
+    ending: str | None  # why the conversation ended otherwise
+    turns: int
+
+
+class CellMeta(TypedDict, total=False):
+    """A cell's ``metadata.podium``: the model call (turn) that wrote it; a code cell's status
+    and duration too."""
+
+    turn: int
+    status: str
+    duration_s: float
 
 
 @dataclass(frozen=True)
@@ -102,16 +123,16 @@ class Notebook:
             submission_refused=refused,
         )  # fmt: skip
 
-    def ipynb(self, metadata: dict[str, object]) -> str:
+    def ipynb(self, metadata: NotebookMeta) -> str:
         """The notebook's JSON text (nbformat v4, validated)."""
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
         nb.metadata["language_info"] = {"name": "python"}
-        nb.metadata["podium"] = metadata
+        nb.metadata[METADATA] = metadata
         for entry in self.entries:
             if isinstance(entry, Words):
                 cell = nbformat.v4.new_markdown_cell(fenced(entry.text))
-                cell.metadata["podium"] = {"turn": entry.turn}
+                cell.metadata[METADATA] = CellMeta(turn=entry.turn)
             else:
                 cell = _code_cell(entry)
             nb.cells.append(cell)
@@ -134,11 +155,9 @@ def _code_cell(cell: Cell) -> Any:
             )
         )
     code = nbformat.v4.new_code_cell(cell.code, execution_count=cell.number, outputs=outputs)
-    code.metadata["podium"] = {
-        "turn": cell.turn,
-        "status": result.status.value,
-        "duration_s": round(result.duration_s, 3),
-    }
+    code.metadata[METADATA] = CellMeta(
+        turn=cell.turn, status=result.status.value, duration_s=round(result.duration_s, 3)
+    )
     return code
 
 

@@ -1,6 +1,6 @@
 """A run directory's file names, and the one way to read its JSON and TOML files back.
 
-:class:`~podium.scaffolds.rundir.RunDir` writes a run dir (its docstring draws the layout); every
+:class:`~podium.formats.rundir.RunDir` writes a run dir (its docstring draws the layout); every
 program that reads one (the viewer, ``podium show``, a report, a sweep's bookkeeping, the
 MLE-bench export, ``podium rerun``) takes the names from here, so a file is named in one place,
 and reads through :func:`read_json` / :func:`read_toml`, so a missing file, a damaged one and
@@ -9,10 +9,10 @@ means is the reader's choice: a report stops with one line naming the file
 (:class:`RunFileError`); a viewer of a run that is being written shows what it can
 (``damaged_ok``).
 
-``summary.json`` is read as a :class:`RunSummary`, the typed record of what ``summarize``
-writes. Its fields are the contract with the readers, MLE-bench's harness scripts under
-``agents/`` included; keys it does not know (an older or newer Podium's, a plugin's) are kept,
-so a record read and written again loses nothing.
+``summary.json`` is read as a :class:`RunSummary`, the typed record of what
+``podium.scaffolds.build_summary`` writes. Its fields are the contract with the readers,
+MLE-bench's harness scripts under ``agents/`` included; keys it does not know (an older or
+newer Podium's, a plugin's) are kept, so a record read and written again loses nothing.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ class SummaryGrade(_Section):
 
 
 class RunSummary(_Section):
-    """``summary.json``: a run's outcome in one small file, written by ``summarize`` when the run
+    """``summary.json``: a run's outcome in one small file, written (``build_summary``) when the run
     starts, after every node and when it stops (``status`` is then no longer ``running``).
 
     The fields are in the order the file has always had them (what the run is, how it went, its

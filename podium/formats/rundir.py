@@ -8,8 +8,8 @@ DIR/nodes/<id>/        solution.py, output.txt (the output so far while it execu
 DIR/best/              solution.py, submission.csv, node.json: the chosen final node
 ```
 
-The names are spelled once, in :mod:`podium.scaffolds.run_files`, with the one way to read the
-files back (``summary.json`` as a typed :class:`~podium.scaffolds.run_files.RunSummary`); a
+The names are spelled once, in :mod:`podium.formats.run_files`, with the one way to read the
+files back (``summary.json`` as a typed :class:`~podium.formats.run_files.RunSummary`); a
 reader takes its paths from a ``RunDir`` (``rd.summary``, ``rd.node_dir(3)``...) or those names,
 never from a literal of its own.
 
@@ -41,10 +41,10 @@ from typing import Any, TextIO
 
 from podium.errors import RunDirError
 from podium.failpoints import failpoint
+from podium.formats import run_files
+from podium.formats.run_files import RunSummary
 from podium.interfaces import SUBMISSION
 from podium.records import Node
-from podium.scaffolds import run_files
-from podium.scaffolds.run_files import RunSummary
 from podium.untrusted import Refused, copy_untrusted, remove_tree
 
 TMP_SUFFIX = ".tmp"  # a write in progress: ``name.tmp`` beside ``name``, never left behind

@@ -20,14 +20,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from podium.benchmarks.sweeps.grid import Grid, run_id
 from podium.errors import UserError
+from podium.formats.run_files import RunSummary
+from podium.formats.rundir import RunDir
+from podium.formats.sweep_grid import Grid, run_id
 from podium.records import utcnow
-from podium.scaffolds import RunDir, RunSummary
 
 MANIFEST = "sweep.json"
 FORMAT = "podium-sweep/1"
 RUNS = "runs"
+REPORT_DIR = "report"  # SWEEP/report/: what podium compare writes, unless told otherwise
 ATTEMPT_ERRORS_KEPT = 5  # errors of a run's unfinished attempts kept in its entry
 ERROR_CHARS = 300  # each cut to this
 
@@ -149,14 +151,14 @@ def new_runs(grid: Grid) -> list[RunEntry]:
     ]  # fmt: skip
 
 
-def save(sweep_dir: Path, manifest: Manifest) -> None:
+def save_manifest(sweep_dir: Path, manifest: Manifest) -> None:
     path = sweep_dir / MANIFEST
     tmp = path.with_name(MANIFEST + ".tmp")
     tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
-def load(sweep_dir: Path) -> Manifest:
+def load_manifest(sweep_dir: Path) -> Manifest:
     path = sweep_dir / MANIFEST
     if not path.is_file():
         raise UserError(

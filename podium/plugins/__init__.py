@@ -2,38 +2,10 @@
 
 A plugin implements hooks from :mod:`podium.plugins.hookspecs`, marked with :data:`hookimpl`,
 and is found through the ``podium`` entry-point group or ``-p module|file.py``.
+
+The names are in ``__init__.pyi`` and load on first use.
 """
 
-from podium.plugins.gateway import ModelGateway, RetryPolicy
-from podium.plugins.manager import (
-    AUTOLOAD_ENV,
-    ENTRY_POINT_GROUP,
-    PodiumPluginManager,
-    create_plugin_manager,
-)
-from podium.plugins.markers import hookimpl
-from podium.plugins.registry import Registry, split_model_name
-from podium.plugins.specs import (
-    BackendSpec,
-    BenchmarkSpec,
-    OperatorSetSpec,
-    SandboxSpec,
-    StrategySpec,
-)
+import lazy_loader
 
-__all__ = [
-    "AUTOLOAD_ENV",
-    "ENTRY_POINT_GROUP",
-    "BackendSpec",
-    "BenchmarkSpec",
-    "ModelGateway",
-    "OperatorSetSpec",
-    "PodiumPluginManager",
-    "Registry",
-    "RetryPolicy",
-    "SandboxSpec",
-    "StrategySpec",
-    "create_plugin_manager",
-    "hookimpl",
-    "split_model_name",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

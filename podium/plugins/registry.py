@@ -10,13 +10,14 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from podium.errors import PluginError, UnknownNameError, did_you_mean
-from podium.interfaces import Backend, Benchmark, Strategy
+from podium.errors import ConfigError, PluginError, UnknownNameError, did_you_mean
+from podium.interfaces import Backend, Benchmark, Sandbox, Strategy
 from podium.plugins.manager import PodiumPluginManager
 from podium.plugins.specs import (
     BackendSpec,
@@ -116,7 +117,12 @@ class Registry:
         return _lookup("strategy", name, self.strategies)
 
     def sandbox(self, name: str) -> SandboxSpec:
-        return _lookup("sandbox", name, self.sandboxes)
+        """The sandbox ``name``; its ``create`` takes the ``[sandbox]`` table as the config holds
+        it (``cfg.sandbox.model_dump()``): see :func:`create_sandbox`."""
+        spec = _lookup("sandbox", name, self.sandboxes)
+        if spec.params is None:
+            return spec
+        return replace(spec, create=partial(create_sandbox, spec))
 
     def operator_set(self, name: str) -> OperatorSetSpec:
         return _lookup("operator set", name, self.operator_sets)
@@ -179,6 +185,34 @@ def strategy_from_path(path: str) -> StrategySpec:
         params=params,
         description=(cls.__doc__ or "").strip().split("\n")[0],
     )
+
+
+def create_sandbox(spec: SandboxSpec, table: Mapping[str, Any]) -> Sandbox:
+    """``spec``'s sandbox for a ``[sandbox]`` table (``name`` and the sandbox's keys). A spec
+    with ``params`` gets the keys validated into that model, a bad one failing in one line that
+    names it (the config checked them already, unless the table was made for another sandbox:
+    ``podium rerun --sandbox``); one without gets the table itself, as before."""
+    if spec.params is None:
+        return spec.create(table)
+    try:
+        params = spec.params.model_validate({k: v for k, v in table.items() if k != "name"})
+    except ValidationError as exc:
+        raise _bad_params(exc, spec.name, spec.params) from None
+    return spec.create(params)
+
+
+def _bad_params(exc: ValidationError, sandbox: str, model: type[BaseModel]) -> ConfigError:
+    """``sandbox.memroy: sandbox 'bwrap' takes no such key`` (did you mean memory? ...)."""
+    err = exc.errors()[0]
+    key = "sandbox." + ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return ConfigError(
+            f"{key}: sandbox {sandbox!r} takes no such key",
+            hint=did_you_mean(str(err["loc"][-1]), model.model_fields, "its keys"),
+        )
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    keys = ", ".join(model.model_fields)
+    return ConfigError(f"{key}: {msg}", hint=f"the keys of sandbox {sandbox!r}: {keys}")
 
 
 def register_backend_secrets(spec: BackendSpec, options: Mapping[str, Any]) -> None:

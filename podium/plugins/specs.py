@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from podium.errors import PluginError
 from podium.interfaces import Backend, Benchmark, OperatorSet, Sandbox, Strategy
 
 
@@ -48,10 +49,27 @@ class StrategySpec:
 
 @dataclass(frozen=True)
 class SandboxSpec:
+    """Where solutions run. ``params``: the pydantic model of the ``[sandbox]`` keys it takes
+    (use ``extra="forbid"``; ``name`` picks the sandbox and is no key of it): the config
+    validates the table against it (an unknown key fails, naming the closest), records it with
+    its defaults, and ``create(params)`` gets an instance. Without one, ``create(options)`` gets
+    the table as a dict, as before: ``name`` and the builtin sandboxes' keys
+    (``podium.sandbox.options.SandboxParams``), validated as theirs.
+    """
+
     name: str
-    create: Callable[[Mapping[str, Any]], Sandbox]
+    create: Callable[[Any], Sandbox]
     isolated: bool
     description: str = ""
+    params: type[BaseModel] | None = None
+
+    def __post_init__(self) -> None:
+        if self.params is not None and "name" in self.params.model_fields:
+            raise PluginError(
+                f"sandbox {self.name!r}: its params declare a key 'name', which is the "
+                "config's (sandbox.name picks the sandbox)",
+                hint="rename that field",
+            )
 
 
 @dataclass(frozen=True)

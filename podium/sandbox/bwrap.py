@@ -86,7 +86,7 @@ from podium.sandbox.limits import (
     rlimits,
 )
 from podium.sandbox.local import KERNEL_ENV
-from podium.sandbox.options import SandboxOptions
+from podium.sandbox.options import SandboxOptions, SandboxParams
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
 from podium.sandbox.trees import MAX_DEPTH, disk_usage
 from podium.sandbox.warden import ensure_warden, warden_pid
@@ -721,14 +721,14 @@ def describe_limits(
     return [memory, procs, cpu, disk, files, tmp, "no network"]
 
 
-def create(options: Mapping[str, Any]) -> BwrapSandbox:
+def create(options: SandboxParams | Mapping[str, Any]) -> BwrapSandbox:
     """``--sandbox bwrap`` asked for isolation: refuse to start without it."""
     if problem := bwrap_problem():
         raise SandboxUnavailable(
             f"the bwrap sandbox cannot run here: {problem}",
             hint="see `podium sandbox check`, or use --sandbox local",
         )
-    return BwrapSandbox(SandboxOptions.from_config(options))
+    return BwrapSandbox(SandboxParams.of(options).options())
 
 
 __all__ = [

@@ -35,7 +35,7 @@ from podium.sandbox.bwrap import (
 from podium.sandbox.bwrap_command import gpu_devices
 from podium.sandbox.identity import KernelIdentity
 from podium.sandbox.local import LocalSandbox
-from podium.sandbox.options import SandboxOptions
+from podium.sandbox.options import SandboxOptions, SandboxParams
 
 _PROBE = """
 import ctypes, json, os, socket
@@ -192,9 +192,9 @@ def run_checks(options: Mapping[str, Any]) -> list[CheckLine]:
     return lines
 
 
-def create_auto(options: Mapping[str, Any]) -> Sandbox:
+def create_auto(options: SandboxParams | Mapping[str, Any]) -> Sandbox:
     """bwrap when it works here; otherwise ``local``, with the reason as a loud notice."""
-    opts = SandboxOptions.from_config(options)
+    opts = SandboxParams.of(options).options()
     problem = bwrap_problem()
     if problem is None:
         return BwrapSandbox(opts)

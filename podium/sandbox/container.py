@@ -44,7 +44,7 @@ from podium.sandbox.identity import SandboxUser
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import EXIT_WAIT_S, KernelCommand, LiveKernel, ipykernel_argv
 from podium.sandbox.local import kernel_env
-from podium.sandbox.options import SandboxOptions
+from podium.sandbox.options import SandboxOptions, SandboxParams
 from podium.sandbox.workspace import Slot
 
 MLEBENCH_PRIVATE = Path("/private")  # where MLE-bench's container keeps the answers (root-only)
@@ -211,13 +211,14 @@ class ContainerSandbox(KernelSandbox):
         return command, guard
 
 
-def create(options: Mapping[str, Any]) -> ContainerSandbox:
+def create(options: SandboxParams | Mapping[str, Any]) -> ContainerSandbox:
     """``--sandbox container``: refuses outside a container unless ``assume_container``."""
+    params = SandboxParams.of(options)
     evidence = container_evidence()
-    if evidence is None and options.get("assume_container"):
+    if evidence is None and params.assume_container:
         evidence = f"{_ASSUME} = true"
     why = bwrap_problem() or "it runs here, but this run asked for the container sandbox"
-    return ContainerSandbox(SandboxOptions.from_config(options), evidence, why)
+    return ContainerSandbox(params.options(), evidence, why)
 
 
 __all__ = ["ContainerSandbox", "container_evidence", "create"]

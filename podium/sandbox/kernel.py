@@ -33,13 +33,13 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from podium.errors import SandboxError
-from podium.exec_output import capped, died_note, limit_note, timeout_note
+from podium.exec_output import CappedOutput, capped, died_note, limit_note, timeout_note
 from podium.failpoints import failpoint
 from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.messages import BoundedSession
-from podium.sandbox.output import CappedOutput, LiveOutput
+from podium.sandbox.output import LiveOutput
 from podium.sandbox.relay import Relay
 from podium.untrusted import inert
 

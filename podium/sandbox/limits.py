@@ -1,4 +1,6 @@
-"""Per-kernel resource limits: what they are, and the rlimits applied in the kernel's process.
+"""Per-kernel resource limits: the ``[sandbox]`` keys that set them (:class:`LimitParams`, where
+each default is written), what they are in bytes (:class:`ResourceLimits`), and the rlimits
+applied in the kernel's process.
 
 Memory and process count are enforced by cgroups where Podium can create them (see
 ``cgroups.py``); rlimits cover what cgroups don't (CPU seconds, file size, core dumps) and stand
@@ -11,6 +13,9 @@ import os
 import re
 import resource
 from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from podium.errors import ConfigError
 
@@ -41,18 +46,100 @@ def default_memory_bytes() -> int:
     return min(total // 2, 8 * 1024**3)
 
 
+_UNLIMITED = ("none", "unlimited")
+
+
+def _is_size(value: Any) -> bool:
+    """A size as a user writes it: ``"4G"``, ``"512MiB"``, a byte count."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    return isinstance(value, str) and _SIZE.match(value) is not None
+
+
+def _is_unlimited(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.lower() in _UNLIMITED)
+
+
+def _size(value: Any) -> Any:
+    """Check a size; keep it as written."""
+    if _is_size(value):
+        return value
+    raise ValueError("not a size; write e.g. 4G or 512M")
+
+
+def _size_or_none(value: Any) -> Any:
+    if _is_unlimited(value) or _is_size(value):
+        return value
+    raise ValueError("not a size; write e.g. 4G, 512M or none")
+
+
+def _memory(value: Any) -> Any:
+    return value if value == "auto" else _size_or_none(value)
+
+
+# The text as written stays in the config (its config.toml shows "4G", not 4294967296).
+Size = Annotated[str | int, BeforeValidator(_size)]
+SizeOrNone = Annotated[str | int | None, BeforeValidator(_size_or_none)]
+MemorySize = Annotated[str | int | None, BeforeValidator(_memory)]  # "auto" too
+
+
+def bytes_or_none(value: str | int | None) -> int | None:
+    """A checked :data:`SizeOrNone` in bytes; ``None`` for none/unlimited."""
+    return None if value is None or _is_unlimited(value) else parse_bytes(value)
+
+
+class LimitParams(BaseModel):
+    """The ``[sandbox]`` keys that bound one kernel, as a user writes them; each default is
+    written here once (:class:`ResourceLimits`, the options and the config take theirs from
+    here). :meth:`resource_limits` reads them."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    memory: MemorySize = Field("auto", description='per kernel; "auto": half the RAM, at most 8G')
+    processes: int | None = Field(512, ge=8, description="processes + threads per kernel")
+    cpu_time_s: int | None = Field(None, ge=1, description="CPU seconds per process")
+    workspace_size: SizeOrNone = Field("20G", description="bytes a node may write to its workspace")
+    max_files: int | None = Field(
+        500_000, ge=1, description="files + directories a node may create in its workspace"
+    )
+    tmp_size: Size = Field("2G", description="the kernel's /tmp (a tmpfs)")
+    shm_size: Size = Field("1G", description="the kernel's /dev/shm (a tmpfs)")
+    max_message_size: Size = Field("32M", description="one output message past this kills it")
+
+    def resource_limits(self) -> ResourceLimits:
+        """The limits in bytes (``memory = "auto"``: :func:`default_memory_bytes` here)."""
+        return ResourceLimits(**self._in_bytes())
+
+    def _in_bytes(self) -> dict[str, Any]:
+        memory = default_memory_bytes() if self.memory == "auto" else bytes_or_none(self.memory)
+        return {
+            "memory_bytes": memory,
+            "max_processes": self.processes,
+            "cpu_time_s": self.cpu_time_s,
+            "workspace_bytes": bytes_or_none(self.workspace_size),
+            "max_files": self.max_files,
+            "tmp_bytes": parse_bytes(self.tmp_size),
+            "shm_bytes": parse_bytes(self.shm_size),
+            "max_message_bytes": parse_bytes(self.max_message_size),
+        }
+
+
+_DEFAULT = LimitParams()._in_bytes()
+
+
 @dataclass(frozen=True)
 class ResourceLimits:
-    """What one kernel (and everything it starts) may use. ``None`` means no limit."""
+    """What one kernel (and everything it starts) may use. ``None`` means no limit. The
+    defaults are :class:`LimitParams`' (a bare ``ResourceLimits()`` is what a run gets)."""
 
-    memory_bytes: int | None = None
-    max_processes: int | None = 512
-    cpu_time_s: int | None = None
-    workspace_bytes: int | None = 20 * 1024**3
-    max_files: int | None = 500_000  # files + directories + links the kernel may create
-    tmp_bytes: int = 2 * 1024**3
-    shm_bytes: int = 1024**3
-    max_message_bytes: int = 32 * 1024**2  # one output message larger than this kills the kernel
+    memory_bytes: int | None = _DEFAULT["memory_bytes"]
+    max_processes: int | None = _DEFAULT["max_processes"]
+    cpu_time_s: int | None = _DEFAULT["cpu_time_s"]
+    workspace_bytes: int | None = _DEFAULT["workspace_bytes"]
+    max_files: int | None = _DEFAULT["max_files"]  # files + directories + links it may create
+    tmp_bytes: int = _DEFAULT["tmp_bytes"]
+    shm_bytes: int = _DEFAULT["shm_bytes"]
+    max_message_bytes: int = _DEFAULT["max_message_bytes"]  # one message past this kills it
 
 
 def rlimits(limits: ResourceLimits, nproc: int | None) -> list[tuple[int, int, int]]:

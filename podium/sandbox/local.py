@@ -15,7 +15,7 @@ from typing import Any
 from podium.sandbox.base import Guard, KernelSandbox
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
-from podium.sandbox.options import SandboxOptions
+from podium.sandbox.options import SandboxOptions, SandboxParams
 from podium.sandbox.workspace import Slot
 
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "CUDA_VISIBLE_DEVICES")
@@ -53,5 +53,5 @@ class LocalSandbox(KernelSandbox):
         return command, Guard()
 
 
-def create(options: Mapping[str, Any]) -> LocalSandbox:
-    return LocalSandbox(SandboxOptions.from_config(options))
+def create(options: SandboxParams | Mapping[str, Any]) -> LocalSandbox:
+    return LocalSandbox(SandboxParams.of(options).options())

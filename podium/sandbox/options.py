@@ -1,4 +1,11 @@
-"""The sandbox settings a run's config holds (``[sandbox]``), parsed once for every sandbox."""
+"""The ``[sandbox]`` keys of the builtin sandboxes, and what a sandbox runs with.
+
+:class:`SandboxParams` is the model of the keys ``auto``, ``bwrap``, ``local`` and ``container``
+take (one model: they read the same keys), declared on their ``SandboxSpec``: the config
+validates ``[sandbox]`` against it, and each default is written here once (the limits' in
+:class:`~podium.sandbox.limits.LimitParams`). :class:`SandboxOptions` is those keys read (sizes
+in bytes, ``"auto"`` resolved), which the sandboxes hold; its defaults are the model's.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from podium.sandbox.limits import ResourceLimits, default_memory_bytes, parse_bytes
+from pydantic import Field
+
+from podium.sandbox.limits import LimitParams, ResourceLimits
 
 # What tabular solutions import nearly always; scikit-learn's submodules load separately (and
 # pull in SciPy), so they are listed. Imported in the pool, off the node's critical path.
@@ -16,53 +25,83 @@ DEFAULT_PREIMPORTS = (
 )  # fmt: skip
 
 
-def _size(value: Any, what: str) -> int | None:
-    if value is None or (isinstance(value, str) and value.lower() in ("none", "unlimited")):
-        return None
-    return parse_bytes(value, what)
+class SandboxParams(LimitParams):
+    """The ``[sandbox]`` keys of the builtin sandboxes (``name``, which picks the sandbox, is the
+    config's). Values stay as written (``"4G"``, ``"auto"``), so a run's config.toml records
+    them so; :meth:`options` reads them. A plugin sandbox declares a model of its own on its
+    ``SandboxSpec``, or takes the table as a dict holding these keys."""
 
-
-def limits_from_config(options: Mapping[str, Any]) -> ResourceLimits:
-    memory = options.get("memory", "auto")
-    memory_bytes = default_memory_bytes() if memory == "auto" else _size(memory, "sandbox.memory")
-    defaults = ResourceLimits()
-    return ResourceLimits(
-        memory_bytes=memory_bytes,
-        max_processes=options.get("processes", defaults.max_processes),
-        cpu_time_s=options.get("cpu_time_s"),
-        workspace_bytes=_size(
-            options.get("workspace_size", defaults.workspace_bytes), "sandbox.workspace_size"
-        ),
-        max_files=options.get("max_files", defaults.max_files),
-        tmp_bytes=parse_bytes(options.get("tmp_size", defaults.tmp_bytes), "sandbox.tmp_size"),
-        shm_bytes=parse_bytes(options.get("shm_size", defaults.shm_bytes), "sandbox.shm_size"),
-        max_message_bytes=parse_bytes(
-            options.get("max_message_size", defaults.max_message_bytes), "sandbox.max_message_size"
-        ),
+    python: str | None = Field(None, description="interpreter of the solutions' environment")
+    warm_pool: bool = Field(True, description="pre-start one kernel per worker")
+    fork: bool = Field(True, description="fork the pool's kernels from a kernel factory")
+    preimports: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PREIMPORTS),
+        description="imported in pool kernels before a node gets them",
     )
+    gpus: str | None = Field(None, description='"all" or device indices "0,1"')
+    assume_container: bool = Field(
+        False,
+        description="the container sandbox: start even where no container is detected "
+        "(something you trust, a container or a VM, encloses Podium)",
+    )
+    interrupt_grace_s: float = Field(
+        3.0, ge=0.1, description="seconds between interrupting a kernel and killing it"
+    )
+    user: str | int = Field(
+        "auto",
+        description='who kernels run as when Podium is root: "auto" (a uid of its own per '
+        "kernel, so no per-uid limit is shared), an account name or a uid (one for every "
+        "kernel, sharing its per-uid limits); never root",
+    )
+
+    @classmethod
+    def of(cls, table: SandboxParams | Mapping[str, Any]) -> SandboxParams:
+        """The params themselves, or a ``[sandbox]`` table as the config holds it
+        (``cfg.sandbox.model_dump()``: its ``name`` is the sandbox, not a key of it), missing
+        keys at their defaults. The builtin factories take either (they took the table)."""
+        if isinstance(table, SandboxParams):
+            return table
+        return cls.model_validate({k: v for k, v in table.items() if k != "name"})
+
+    def options(self) -> SandboxOptions:
+        return SandboxOptions(limits=self.resource_limits(), **self._read())
+
+    def _read(self) -> dict[str, Any]:
+        """The keys a sandbox holds as they are, but the limits (:meth:`resource_limits`)."""
+        return {
+            "python": self.python or None,
+            "warm_pool": self.warm_pool,
+            "preimports": tuple(self.preimports),
+            "gpus": self.gpus or None,
+            "interrupt_grace_s": self.interrupt_grace_s,
+            "user": self.user or "auto",
+            "fork": self.fork,
+        }
+
+
+_DEFAULT = SandboxParams()._read()
 
 
 @dataclass(frozen=True)
 class SandboxOptions:
-    python: str | None = None
+    """What a builtin sandbox runs with: :class:`SandboxParams` read. The defaults are the
+    model's, so ``SandboxOptions()`` is what a run whose config sets nothing gets."""
+
+    python: str | None = _DEFAULT["python"]
     limits: ResourceLimits = field(default_factory=ResourceLimits)
-    warm_pool: bool = True
-    preimports: tuple[str, ...] = DEFAULT_PREIMPORTS
-    gpus: str | None = None  # None, "all", or device indices "0,1"
-    interrupt_grace_s: float = 3.0
-    user: str | int = "auto"  # who the kernels are on the host (see identity.py)
-    fork: bool = True  # pooled kernels forked from a kernel factory (see factory.py)
+    warm_pool: bool = _DEFAULT["warm_pool"]
+    preimports: tuple[str, ...] = _DEFAULT["preimports"]
+    gpus: str | None = _DEFAULT["gpus"]  # None, "all", or device indices "0,1"
+    interrupt_grace_s: float = _DEFAULT["interrupt_grace_s"]
+    user: str | int = _DEFAULT["user"]  # who the kernels are on the host (see identity.py)
+    fork: bool = _DEFAULT["fork"]  # pooled kernels forked from a kernel factory (factory.py)
 
     @classmethod
     def from_config(cls, options: Mapping[str, Any]) -> SandboxOptions:
-        preimports = options.get("preimports")
-        return cls(
-            python=options.get("python") or None,
-            limits=limits_from_config(options),
-            warm_pool=bool(options.get("warm_pool", True)),
-            preimports=DEFAULT_PREIMPORTS if preimports is None else tuple(preimports),
-            gpus=options.get("gpus") or None,
-            interrupt_grace_s=float(options.get("interrupt_grace_s", 3.0)),
-            user=options.get("user") or "auto",
-            fork=bool(options.get("fork", True)),
-        )
+        """The options of a ``[sandbox]`` table (see :meth:`SandboxParams.of`)."""
+        return SandboxParams.of(options).options()
+
+
+def limits_from_config(options: Mapping[str, Any]) -> ResourceLimits:
+    """The limits of a ``[sandbox]`` table (see :meth:`SandboxParams.of`)."""
+    return SandboxParams.of(options).resource_limits()

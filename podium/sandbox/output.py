@@ -15,9 +15,7 @@ import time
 from collections.abc import Callable
 
 from podium.exec_output import CappedOutput
-from podium.untrusted import ESCAPE_SEQUENCE, SGR, inert, strip_ansi
-
-__all__ = ["ESCAPE_SEQUENCE", "SGR", "CappedOutput", "LiveOutput", "strip_ansi"]
+from podium.untrusted import inert
 
 LIVE_EVERY_S = 1.0  # the output so far is told at most this often
 LIVE_MAX_SHARE = 0.1  # ... and so that telling it takes at most this share of the time

@@ -60,7 +60,6 @@ OPEN_TREE_ATTR = 467  # the newest call named here (Linux 6.15)
 LAST_KNOWN = 469  # file_getattr / file_setattr (Linux 6.17): allowed
 UNKNOWN_UNTIL = 512  # numbers above LAST_KNOWN up to here: ENOSYS (a decade of new calls)
 
-SETID = stat.S_ISUID | stat.S_ISGID
 O_CREAT = 0o100
 O_TMPFILE = 0o20000000  # __O_TMPFILE, the same on every architecture Podium runs on
 # (syscall, index of its flags argument or None, index of its mode argument)

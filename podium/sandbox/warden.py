@@ -133,6 +133,7 @@ def ensure_warden() -> None:
 
 
 def warden_pid() -> int | None:
-    """This process's warden, if it has started one (for tests)."""
+    """This process's warden, None until it has started one (a frozen kernel is safe only while
+    a warden would thaw it: ``KernelSandbox.pause``)."""
     started = _started.get(os.getpid())
     return started.pid if started is not None else None

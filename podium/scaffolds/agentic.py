@@ -6,7 +6,7 @@ calling ``run_cell`` with code and reading each cell's output and error before t
 it calls ``finish`` with its plan. The prompt starts as the ``llm`` operator's would (the task,
 the data, the parent(s), the memory), so every strategy works with it unchanged.
 
-The node's record is its notebook (:mod:`podium.scaffolds.notebook`): the cells in order with
+The node's record is its notebook (:mod:`podium.formats.notebook`): the cells in order with
 their outputs, the node's ``solution.py`` (its clean cells), and its result, whose submission
 is what the kernel left in ``submission/`` when the node ended.
 
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.errors import CostLimitReached, ModelError, ModelFatalError
+from podium.formats.notebook import Notebook, NotebookMeta
 from podium.interfaces import KernelSession, OperatorContext, OperatorSet, Proposal
 from podium.records import ExecResult, ExecStatus, Message, ModelRequest, ToolCall, ToolSpec
-from podium.scaffolds.notebook import Notebook
 from podium.scaffolds.operators import LLMOperators, format_duration
 from podium.scaffolds.prompts import Prompts
 
@@ -126,12 +126,12 @@ class AgenticOperators(OperatorSet):
             code=talk.notebook.script(),
             executed=result,
             notebook=talk.notebook.ipynb(
-                {
-                    "operator": ctx.action.operator,
-                    "finished": talk.finished,
-                    "ending": talk.ending,
-                    "turns": talk.turns,
-                }
+                NotebookMeta(
+                    operator=ctx.action.operator,
+                    finished=talk.finished,
+                    ending=talk.ending,
+                    turns=talk.turns,
+                )
             ),
         )
 

@@ -47,6 +47,10 @@ from podium.errors import (
     RunDirError,
     SandboxError,
 )
+from podium.formats.inert_words import inert_notebook
+from podium.formats.journal import Journal
+from podium.formats.run_files import HELD_OUT, HELD_OUT_PREDICTIONS, OUTPUT, SOLUTION
+from podium.formats.rundir import RunDir
 from podium.interfaces import (
     SUBMISSION,
     SUBMISSION_WRITTEN,
@@ -67,12 +71,8 @@ from podium.plugins import ModelGateway
 from podium.records import Action, ExecResult, FreshRun, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, review
 from podium.scaffolds.execution import execute_solution, open_kernel_session
-from podium.scaffolds.inert_words import inert_notebook
-from podium.scaffolds.journal import Journal
 from podium.scaffolds.model_calls import CallRecorder
 from podium.scaffolds.prompts import Prompts
-from podium.scaffolds.run_files import HELD_OUT, HELD_OUT_PREDICTIONS, OUTPUT, SOLUTION
-from podium.scaffolds.rundir import RunDir
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
 from podium.untrusted import remove_tree
@@ -219,7 +219,7 @@ class Search:
         final = self.final_node()
         if self.settings.final_top_k > 1 and self.stop_reason not in ("interrupted", "error"):
             final, self.reruns = await final_choice.choose(
-                self.tree, self.settings.final_top_k, self._execute_again, self._held_out()
+                self.tree, self.settings.final_top_k, self._execute_again, self._held_out_scores()
             )
         self.final = final
         self._publish(final)
@@ -346,10 +346,10 @@ class Search:
         """The node to submit: the best on the held-out labels under ``search.holdout`` (the
         strategy's choice while no node has a held-out score), else the strategy's choice."""
         chosen = self.parts.strategy.final_node(self.tree)
-        held_out = self._held_out()
+        held_out = self._held_out_scores()
         return (final_choice.best_held_out(self.tree, held_out) if held_out else None) or chosen
 
-    def _held_out(self) -> final_choice.HeldOut | None:
+    def _held_out_scores(self) -> final_choice.HeldOut | None:
         if self.parts.holdout is None:
             return None
         rd = self.run_dir
@@ -358,7 +358,7 @@ class Search:
             of_rerun=lambda i: rd.held_out_score_in(rd.final_rerun_dir(i)),
         )
 
-    def _hold_out(self, root: Path) -> None:
+    def _score_held_out_rows(self, root: Path) -> None:
         """Under ``search.holdout``: the held-out rows taken out of the submission in ``root``
         (what stays is the task's own) and scored on the host, beside the node."""
         holdout = self.parts.holdout
@@ -518,7 +518,7 @@ class Search:
             checking.cancel()
             raise
         verdict = review.judge(task, result, opinion, submission_problem)
-        await asyncio.to_thread(self._hold_out, self.run_dir.node_dir(node.id))
+        await asyncio.to_thread(self._score_held_out_rows, self.run_dir.node_dir(node.id))
         node = node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
                     "bug_reason": verdict.bug_reason, "summary": verdict.summary}
@@ -562,7 +562,7 @@ class Search:
             max_output_bytes=self.settings.max_output_bytes,
         )
         self.run_dir.write_file(root / OUTPUT, result.output)
-        await asyncio.to_thread(self._hold_out, root)
+        await asyncio.to_thread(self._score_held_out_rows, root)
         return result
 
     async def _check_submission(

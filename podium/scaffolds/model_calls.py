@@ -13,10 +13,10 @@ from typing import Literal
 
 from podium.errors import ModelError, ModelFatalError
 from podium.failpoints import failpoint
+from podium.formats.journal import Journal
 from podium.interfaces import Backend
 from podium.plugins import ModelGateway
 from podium.records import ModelCall, ModelRequest, ModelResponse, RequestMeta, Usage
-from podium.scaffolds.journal import Journal
 from podium.scaffolds.spending import Spending
 
 

@@ -243,7 +243,7 @@ def rules_section(task: Task) -> str:
     return f"\n{heading}\n{task.rules.strip()}\n"
 
 
-def validate_overrides(overrides: Mapping[str, str]) -> None:
+def validate_prompt_overrides(overrides: Mapping[str, str]) -> None:
     """Fail on unknown template names and on placeholders a template cannot be given."""
     for name, text in overrides.items():
         if name not in DEFAULTS:
@@ -269,7 +269,7 @@ class Prompts:
     """The templates in force for a run: defaults, with the config's overrides on top."""
 
     def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
-        validate_overrides(overrides or {})
+        validate_prompt_overrides(overrides or {})
         self.templates = {**DEFAULTS, **(overrides or {})}
 
     def render(self, name: str, values: Mapping[str, str]) -> str:

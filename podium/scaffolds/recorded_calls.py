@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from podium.errors import RunDirError
+from podium.formats.journal import Journal
+from podium.formats.rundir import RunDir
 from podium.plugins.backends import answers
 from podium.plugins.backends.answers import RecordedAnswer
-from podium.scaffolds.journal import Journal
-from podium.scaffolds.rundir import RunDir
 
 
 def load_recorded(source: Path, with_requests: bool = True) -> list[RecordedAnswer]:

@@ -1,8 +1,8 @@
 """``summary.json``: the outcome of a run in one small file (steps, bugs, best node, time...).
 
-The file's fields are :class:`~podium.scaffolds.run_files.RunSummary`'s; this module fills them
-from a search. :func:`build_summary` gives the typed record, :func:`summarize` the same as the
-dict written to the file (what the run's caller and the ``podium_run_finished`` hook get).
+The file's fields are :class:`~podium.formats.run_files.RunSummary`'s; this module fills them
+from a search. :func:`build_summary` gives the typed record; its ``to_dict()`` is what the file
+holds (and what the run's caller and the ``podium_run_finished`` hook get).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import platform
 from typing import TYPE_CHECKING, Any
 
 from podium import __version__
+from podium.formats.journal import SCHEMA_VERSION
+from podium.formats.run_files import PluginVersion, RunSummary, SummaryVersions
 from podium.plugins.manager import ENTRY_POINT_GROUP
 from podium.records import utcnow
-from podium.scaffolds.journal import SCHEMA_VERSION
-from podium.scaffolds.run_files import PluginVersion, RunSummary, SummaryVersions
 from podium.versions import loaded_plugin_packages, podium_source
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any])
             "buggy_nodes": len(tree.buggy_nodes()),
             "best_node": final.id if final else None,
             "best_metric": final.metric.value if final and final.metric else None,
-            **_held_out(search, final),
+            **_best_held_out(search, final),
             "final_reruns": [r.report() for r in search.reruns],
             "lower_is_better": tree.lower_is_better,
             "elapsed_s": round(search.elapsed(), 3),
@@ -75,13 +75,7 @@ def code_versions() -> SummaryVersions:
     )
 
 
-def summarize(search: Search, stop_reason: str | None, info: dict[str, Any]) -> dict[str, Any]:
-    """:func:`build_summary` as the dict written to ``summary.json`` (the keys given, in the
-    file's order)."""
-    return build_summary(search, stop_reason, info).to_dict()
-
-
-def _held_out(search: Search, final: Node | None) -> dict[str, Any]:
+def _best_held_out(search: Search, final: Node | None) -> dict[str, Any]:
     """``best_held_out`` under ``search.holdout`` (the key is absent otherwise)."""
     if search.parts.holdout is None:
         return {}

@@ -11,32 +11,10 @@ clients run end to end and raise their real exceptions.
 In pytest, ``pytest_plugins = ["podium.testing.fixtures"]`` offers the fixtures
 ``fake_openai`` and ``fake_anthropic``. :mod:`podium.testing.scripted` writes files for the
 ``scripted:`` model. This package imports nothing else from podium.
+
+The names are in ``__init__.pyi`` and load on first use.
 """
 
-from podium.testing.fake_anthropic import FakeAnthropic
-from podium.testing.fake_openai import FakeOpenAI
-from podium.testing.fake_server import FakeServer, Received, Responder
-from podium.testing.replies import Reply
-from podium.testing.scripted import (
-    cell_call,
-    code_answer,
-    finish_call,
-    node_answers,
-    review_answer,
-    write_script,
-)
+import lazy_loader
 
-__all__ = [
-    "FakeAnthropic",
-    "FakeOpenAI",
-    "FakeServer",
-    "Received",
-    "Reply",
-    "Responder",
-    "cell_call",
-    "code_answer",
-    "finish_call",
-    "node_answers",
-    "review_answer",
-    "write_script",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,10 +1,10 @@
 """An agentic node's notebook read back, for the page and ``podium show``.
 
 An agentic node (``search.operators = "agentic"``) keeps its record as a Jupyter notebook,
-``RunDir.node_notebook(id)``, written by :mod:`podium.scaffolds.notebook`: code cells in the order
+``RunDir.node_notebook(id)``, written by :mod:`podium.formats.notebook`: code cells in the order
 they ran with their output (a ``stream``) and error (an ``error`` output: name, value, traceback
 lines), the model's words as markdown cells (fenced as inert text by
-:mod:`podium.scaffolds.inert_words`, read back as the model wrote them), and Podium's facts in
+:mod:`podium.formats.inert_words`, read back as the model wrote them), and Podium's facts in
 ``metadata.podium`` (a cell's ``turn``, ``status`` and ``duration_s``; the notebook's
 ``finished``, ``ending`` and ``turns``).
 A cell's ``turn`` is the ``meta.turn`` of the node's ``code`` model call that asked for it:
@@ -25,11 +25,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from podium.formats import RunDir
+from podium.formats.inert_words import unfenced
+from podium.formats.notebook import METADATA, CellMeta, NotebookMeta
 from podium.records import ModelCall
-from podium.scaffolds import RunDir
-from podium.scaffolds.inert_words import unfenced
 from podium.tracebacks import SOLUTION_FILE, ParsedTraceback, parse_traceback
 from podium.untrusted import Refused, inert, read_untrusted
 from podium.viewer.run_data import clip
@@ -125,7 +126,7 @@ def parse_notebook(data: bytes) -> NodeNotebook:
     nb = json.loads(data.decode("utf-8"))
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotANotebook("it has no list of cells")
-    meta = _podium(nb.get("metadata"))
+    meta = cast(NotebookMeta, _podium(nb.get("metadata")))
     raw = nb["cells"]
     read = (_cell(cell, index) for index, cell in enumerate(raw[:MAX_CELLS], start=1))
     cells = tuple(cell for cell in read if cell is not None)
@@ -145,7 +146,7 @@ def _cell(cell: Any, index: int) -> NotebookCell | None:
     if not isinstance(cell, dict):
         raise NotANotebook(f"{where} is not an object")
     kind = cell.get("cell_type")
-    meta = _podium(cell.get("metadata"), where)
+    meta = cast(CellMeta, _podium(cell.get("metadata"), where))
     source = _raw_text(cell.get("source", ""), f"{where}'s source")
     turn = _int(meta.get("turn"), f"{where}'s turn")
     if kind == "markdown":
@@ -200,12 +201,13 @@ def _error(out: dict[str, Any], where: str) -> CellError:
 
 
 def _podium(metadata: Any, where: str = "the notebook") -> dict[str, Any]:
-    """``metadata.podium`` (empty when absent: a notebook Podium did not write)."""
+    """``metadata.podium`` (empty when absent: a notebook Podium did not write), its keys
+    typed by :class:`NotebookMeta` / :class:`CellMeta` once the caller casts it."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
         raise NotANotebook(f"{where}'s metadata is not an object")
-    podium = metadata.get("podium", {})
+    podium = metadata.get(METADATA, {})
     if not isinstance(podium, dict):
         raise NotANotebook(f"{where}'s metadata.podium is not an object")
     return podium

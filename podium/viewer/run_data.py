@@ -22,8 +22,9 @@ from typing import Any, Literal, overload
 from pydantic import ValidationError
 
 from podium.errors import RunDirError, UserError
+from podium.formats import Journal, RunDir, RunSummary, run_files
+from podium.formats.sweep_dir import RUNS
 from podium.records import ModelCall, Node, NodeState
-from podium.scaffolds import Journal, RunDir, RunSummary, run_files
 from podium.untrusted import Refused, inert, read_untrusted
 
 NodeKind = Literal["good", "buggy", "running", "interrupted"]
@@ -163,7 +164,7 @@ def open_run(path: Path, *, light: bool = False) -> RunView:
         raise RunDirError(f"{rd.root} does not exist", hint="give a run directory, e.g. runs/…")
     if not rd.journal.is_file():
         hint = f"a run directory holds {run_files.JOURNAL}"
-        if (rd.root / "runs").is_dir():  # a sweep's runs (podium.benchmarks.sweeps.manifest)
+        if (rd.root / RUNS).is_dir():  # a sweep dir's runs
             hint = f"{rd.root} looks like a sweep: give one of its runs, e.g. {rd.root}/runs/…"
         raise RunDirError(f"{rd.root} is not a Podium run directory (no journal)", hint=hint)
     with _reading(rd.journal) as journal:

@@ -5,7 +5,8 @@ script and style, ``/api/run`` (RunJSON, with an ETag so an unchanged run answer
 ``/api/node/<id>`` (NodeDetail), ``/api/node/<id>/output`` (a running node's output so far) and
 ``/api/search?q=`` (``{"ids": [...]}``); else 404. Serving a sweep, ``/`` is the sweep's page,
 ``/api/sweep`` its grid (SweepJSON, ETag too), and each run's routes are under
-``/runs/<run id>/``; the page asks relative URLs, so one page serves both.
+``/runs/<run id>/``; the page asks relative URLs, so one page serves both. ``/api/schema`` is
+the JSON Schema of every document (``podium.viewer.schema``, whose models each route sends).
 
 Safety: the socket is bound to 127.0.0.1 only, and a request whose Host header is not
 ``127.0.0.1:PORT`` or ``localhost:PORT`` gets 403, so a web page the user visits cannot reach
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import hmac
 import json
@@ -46,9 +48,19 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from podium.errors import UserError
-from podium.scaffolds import run_files
+from podium.formats import run_files
 from podium.viewer import page, snapshot
 from podium.viewer.run_data import RunView, open_run, run_is_live
+from podium.viewer.schema import (
+    Document,
+    ErrorReply,
+    NodeOutput,
+    RunJSON,
+    SearchResult,
+    SweepJSON,
+    Versioned,
+    schemas,
+)
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -74,7 +86,7 @@ RUN_PREFIX = re.compile(r"/runs/([A-Za-z0-9._=+-]{1,200})(/.*)?")
 
 
 class SweepSource(Protocol):
-    """A sweep as the viewer serves it (the sweep's owner builds it: ``podium.api``).
+    """A sweep as the viewer serves it (``podium.viewer.sweep_data`` reads a sweep dir).
 
     ``grid()`` is SweepJSON (docs/viewer.md): the sweep's header and one entry per run, each
     with its ``id``; ``run_dir(id)`` is that run's directory, or None for an id the sweep does
@@ -83,7 +95,7 @@ class SweepSource(Protocol):
     @property
     def root(self) -> Path: ...
 
-    def grid(self) -> dict[str, Any]: ...
+    def grid(self) -> SweepJSON: ...
 
     def run_dir(self, run_id: str) -> Path | None: ...
 
@@ -171,9 +183,9 @@ class RunCache:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self._lock = threading.Lock()
-        self._last: tuple[tuple[object, ...], dict[str, Any]] | None = None
+        self._last: tuple[tuple[object, ...], RunJSON] | None = None
 
-    def get(self) -> dict[str, Any]:
+    def get(self) -> RunJSON:
         key = self._fingerprint()
         with self._lock:
             if self._last is not None and self._last[0] == key:
@@ -301,7 +313,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._route(url.path, query)
         except Exception as exc:  # the thread answers and lives on; the page shows the error
             message = exc.message if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
-            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": message})
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, ErrorReply(error=message))
 
     def _tokens_given(self) -> list[str]:
         """The tokens the request carries beside its URL: an ``Authorization`` header's and
@@ -320,6 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, path: str, query: dict[str, list[str]]) -> None:
         if path.startswith("/static/"):
             self._static(path[len("/static/") :])
+        elif path == "/api/schema":
+            self._send(HTTPStatus.OK, _schema_body(), JSON_TYPE)
         elif self.server.sweep is None:
             self._run_route(self.server.run_dir, path, query)
         elif path == "/":
@@ -335,7 +349,7 @@ class _Handler(BaseHTTPRequestHandler):
         assert self.server.sweep is not None
         run_dir = self.server.sweep.run_dir(run_id)
         if run_dir is None:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"this sweep has no run {run_id}"})
+            self._json(HTTPStatus.NOT_FOUND, ErrorReply(error=f"this sweep has no run {run_id}"))
         elif rest is None:  # /runs/<id>: the page's relative URLs need the slash
             self.send_response(HTTPStatus.MOVED_PERMANENTLY)
             self.send_header("Location", f"/runs/{run_id}/")
@@ -355,8 +369,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif node.endswith("/output") and node[:-7].isascii() and node[:-7].isdigit():
             self._json(HTTPStatus.OK, _live_output(run_dir, int(node[:-7])))
         elif path == "/api/search":
-            view = open_run(run_dir)
-            self._json(HTTPStatus.OK, {"ids": snapshot.search_ids(view, query.get("q", [""])[0])})
+            ids = snapshot.search_ids(open_run(run_dir), query.get("q", [""])[0])
+            self._json(HTTPStatus.OK, SearchResult(ids=ids))
         else:
             self._not_found(path)
 
@@ -373,26 +387,26 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _not_found(self, path: str) -> None:
-        self._json(HTTPStatus.NOT_FOUND, {"error": f"not found: {path}"})
+        self._json(HTTPStatus.NOT_FOUND, ErrorReply(error=f"not found: {path}"))
 
-    def _versioned(self, data: dict[str, Any]) -> None:
-        """JSON whose ``version`` is its ETag: a poll of unchanged data answers 304."""
-        etag = f'"{data["version"]}"'
+    def _versioned(self, document: Versioned) -> None:
+        """A document whose ``version`` is its ETag: a poll of unchanged data answers 304."""
+        etag = f'"{document.version}"'
         if _matches(etag, self.headers.get("If-None-Match", "")):
             self._send(HTTPStatus.NOT_MODIFIED, b"", None, etag=etag)
         else:
-            self._json(HTTPStatus.OK, data, etag=etag)
+            self._json(HTTPStatus.OK, document, etag=etag)
 
     def _node(self, run_dir: Path, node_id: int) -> None:
         view = open_run(run_dir, light=True)  # node_detail reads the node and its parents whole
         if view.find(node_id) is None:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"no node {node_id}"})
+            self._json(HTTPStatus.NOT_FOUND, ErrorReply(error=f"no node {node_id}"))
         else:
             self._json(HTTPStatus.OK, snapshot.node_detail(view, node_id))
 
-    def _json(self, status: HTTPStatus, data: Any, etag: str | None = None) -> None:
-        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        self._send(status, body, JSON_TYPE, etag=etag)
+    def _json(self, status: HTTPStatus, document: Document, etag: str | None = None) -> None:
+        """``document`` as compact UTF-8 JSON (its model's serialisation: the contract's)."""
+        self._send(status, document.model_dump_json().encode("utf-8"), JSON_TYPE, etag=etag)
 
     def _send(
         self,
@@ -416,12 +430,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body)
 
 
-def _live_output(run_dir: Path, node_id: int) -> dict[str, Any]:
+def _live_output(run_dir: Path, node_id: int) -> NodeOutput:
     """A running node's output so far, read from its file alone (no journal: the page asks
     every second while the node runs), with a digest the page compares to skip a redraw."""
     text = RunView.read_output(run_dir, node_id)
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return {"id": node_id, "output": text, "version": digest}
+    return NodeOutput(id=node_id, output=text, version=digest)
+
+
+@functools.cache
+def _schema_body() -> bytes:
+    """``/api/schema``: the JSON Schema of each document by name (built once: it never
+    changes while the viewer runs)."""
+    return json.dumps(schemas(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _matches(etag: str, header: str) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from podium.api import runs as api
-from podium.scaffolds import Journal
+from podium.formats import Journal
 from podium.testing import FakeAnthropic, FakeOpenAI, Received, Reply
 from tests.api.test_backends_e2e import BACKENDS, model_config
 

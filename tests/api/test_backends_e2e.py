@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from podium.api import runs as api
+from podium.formats import Journal
 from podium.records import NodeState
-from podium.scaffolds import Journal
 from podium.testing import FakeAnthropic, FakeOpenAI, Reply
 from tests.support import agent_responder, cli_env, podium_cli, run_config, solution
 

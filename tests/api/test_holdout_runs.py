@@ -22,7 +22,7 @@ import pytest
 import podium
 from podium.benchmarks import FolderTask, load_folder_task, make_holdout
 from podium.errors import RunDirError, TaskError
-from podium.scaffolds import Journal, RunDir
+from podium.formats import Journal, RunDir
 from podium.testing.scripted import node_answers, write_script
 from tests.support import TOY_TASK, files_under, run_config
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from podium.api import runs as api
+from podium.formats import Journal
 from podium.records import NodeState
-from podium.scaffolds import Journal
 from podium.testing import FakeOpenAI, Received, Reply
 from tests.support import TOY_TASK, agent_responder, cli_env, podium_cli, solution
 

@@ -14,7 +14,7 @@ import pytest
 import podium
 from podium.api import runs as api
 from podium.api.config import validate_config
-from podium.scaffolds import RunDir, RunSummary
+from podium.formats import RunDir, RunSummary
 from tests.support import REPO, TOY_TASK
 
 

@@ -16,8 +16,8 @@ from podium.api.runs import load_registry
 from podium.benchmarks import load_folder_task, resolve_task
 from podium.benchmarks.folder import FolderTask
 from podium.errors import TaskError
+from podium.formats import Journal
 from podium.plugins import Registry
-from podium.scaffolds import Journal
 from podium.submission_check import check
 from podium.testing.scripted import node_answers, write_script
 from tests.support import TOY_TASK, run_config, solution

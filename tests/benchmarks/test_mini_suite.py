@@ -22,9 +22,9 @@ import yaml
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
 from podium.benchmarks.grading import medal_thresholds, read_leaderboard
-from podium.benchmarks.leaderboards import Prepared, prepared_data
 from podium.submission_check import check
-from tests.support import MINI, files_under, task_module
+from tests.support import MINI, files_under
+from tools.leaderboards.builder import Prepared, prepared_data
 
 TASKS = sorted(p.name for p in MINI.iterdir() if (p / "config.yaml").is_file())
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -133,9 +133,15 @@ def test_every_kind_of_invalid_submission_is_rejected_with_a_reason(
 
 @pytest.mark.parametrize("name", TASKS)
 def test_the_leaderboard_matches_its_script(name: str, prepared: dict[str, Prepared]) -> None:
-    """The cheapest entries recomputed by make_leaderboard.py give the CSV's scores."""
+    """The cheapest entries, recomputed by the task's builder (tools/leaderboards), give the
+    CSV's scores."""
     board = pd.read_csv(MINI / name / "leaderboard.csv").set_index("teamName")["score"]
-    solutions = task_module(MINI / name, "make_leaderboard").entries()
+    solutions = importlib.import_module(builder_module(name)).entries()
     assert set(solutions) == set(board.index)
     for entry in task_tests(name).CHEAP_ENTRIES:
         assert prepared[name].score(solutions[entry]) == board[entry], entry
+
+
+def builder_module(task: str) -> str:
+    """The module of ``tools/leaderboards`` that builds the task's leaderboard."""
+    return f"tools.leaderboards.{task.replace('-', '_')}"

@@ -25,7 +25,7 @@ import pytest
 from podium import untrusted
 from podium.benchmarks import FolderTask, folder, make_holdout
 from podium.benchmarks.holdout import HostHoldout
-from podium.scaffolds import RunDir
+from podium.formats import RunDir
 from podium.testing.scripted import node_answers, write_script
 from tests.support import REPO, TOY_TASK, run_config
 

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from podium.cli.app import app
 from podium.errors import UserError
-from tests.benchmarks.reports.fakes import Spec, tree, write_sweep
+from tests.experiments.reports.fakes import Spec, tree, write_sweep
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from typer.testing import CliRunner, Result
 from podium.cli.app import app
 from podium.cli.console import terminal_text, visible
 from podium.errors import UserError
+from podium.formats import Journal, RunDir
 from podium.records import ExecResult, ExecStatus
-from podium.scaffolds import Journal, RunDir
 from tests.recorded_run import (
     AGENTIC_PLAN,
     XSS_CELL_CODE,

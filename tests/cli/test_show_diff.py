@@ -17,8 +17,8 @@ from typer.testing import CliRunner, Result
 from podium.cli import show as show_module
 from podium.cli.app import app
 from podium.errors import UserError
+from podium.formats import Journal, RunDir
 from podium.records import ExecResult, ExecStatus, Node, NodeState
-from podium.scaffolds import Journal, RunDir
 from tests.recorded_run import XSS_CODE, RecordedRun
 from tests.support import REPO
 

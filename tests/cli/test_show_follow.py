@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 import podium
 from podium.cli.app import app
-from podium.cli.show import new_output
+from podium.cli.show_text import new_output
 from podium.errors import UserError
+from podium.exec_output import CappedOutput
+from podium.formats import Journal, RunDir
 from podium.records import NodeState
-from podium.sandbox import CappedOutput
-from podium.scaffolds import Journal, RunDir
 from tests.recorded_run import RecordedRun
 from tests.support import (
     node_answers,

@@ -12,6 +12,8 @@ from typing import Literal
 import pytest
 
 from podium.errors import RunDirError
+from podium.formats.journal import Journal
+from podium.formats.rundir import RunDir
 from podium.records import (
     ExecResult,
     ExecStatus,
@@ -28,8 +30,6 @@ from podium.records import (
     ToolSpec,
     Usage,
 )
-from podium.scaffolds.journal import Journal
-from podium.scaffolds.rundir import RunDir
 
 Role = Literal["code", "review"]
 META = {"podium_version": "0.0-test", "task": "toy"}

@@ -14,9 +14,9 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
+from podium.formats.inert_words import fenced, inert_notebook, unfenced
+from podium.formats.notebook import Notebook
 from podium.records import ExecResult, ExecStatus
-from podium.scaffolds.inert_words import fenced, inert_notebook, unfenced
-from podium.scaffolds.notebook import Notebook
 from podium.viewer.notebook import parse_notebook
 
 HOSTILE = [

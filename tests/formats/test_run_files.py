@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import podium
-from podium.scaffolds import RunDir, RunFileError, RunSummary, run_files
+from podium.formats import RunDir, RunFileError, RunSummary, run_files
 from tests.support import node_answers, run_config, solution, write_script
 
 

@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from podium.benchmarks.sweeps import Manifest, RunState, load_manifest, reconcile
-from podium.benchmarks.sweeps.manifest import (
+from podium.errors import UserError
+from podium.formats import Manifest, RunState, load_manifest, reconcile
+from podium.formats.sweep_dir import (
     ATTEMPT_ERRORS_KEPT,
     ERROR_CHARS,
     lenient_entry,
-    save,
+    save_manifest,
     state_of,
 )
-from podium.errors import UserError
-from tests.benchmarks.sweeps.conftest import write_summary
+from tests.formats.conftest import write_summary
 
 
 def test_a_run_dir_tells_its_state(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_reconcile_trusts_the_run_dirs_over_a_killed_drivers_notes(
 def test_the_manifest_round_trips_and_damage_is_one_line(
     tmp_path: Path, manifest: Manifest
 ) -> None:
-    save(tmp_path, manifest)
+    save_manifest(tmp_path, manifest)
     assert load_manifest(tmp_path) == manifest
     assert not list(tmp_path.glob("*.tmp"))
     (tmp_path / "sweep.json").write_text('{"format": "podium-sweep/1", "runs": 3')
@@ -62,7 +62,7 @@ def test_the_manifest_round_trips_and_damage_is_one_line(
 def test_an_older_manifest_without_attempt_errors_still_loads(
     tmp_path: Path, manifest: Manifest
 ) -> None:
-    save(tmp_path, manifest)
+    save_manifest(tmp_path, manifest)
     data = json.loads((tmp_path / "sweep.json").read_text())
     for entry in data["runs"]:
         del entry["attempt_errors"]

@@ -2,15 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from podium.benchmarks.sweeps import (
-    Grid,
-    check_unique_ids,
-    describe_grid,
-    parse_list,
-    parse_seeds,
-    run_id,
-)
 from podium.errors import UserError
+from podium.formats import Grid, check_unique_ids, describe_grid, parse_list, parse_seeds, run_id
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from podium.formats import Journal
 from podium.interfaces import Limits, Workspace
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox import (
@@ -48,7 +49,6 @@ from podium.sandbox import (
 )
 from podium.sandbox.bwrap import DISK_WATCH_EVERY_S
 from podium.sandbox.trees import MAX_DEPTH
-from podium.scaffolds import Journal
 from tests.support import (
     REPO,
     TOY_TASK,

@@ -7,7 +7,8 @@ import tracemalloc
 
 import pytest
 
-from podium.sandbox.output import CappedOutput, strip_ansi
+from podium.exec_output import CappedOutput
+from podium.untrusted import strip_ansi
 
 MARKER = re.compile(r"\n\[\.\.\. (\d+) bytes of output omitted \.\.\.\]\n")
 

@@ -12,9 +12,9 @@ import nbformat
 import pytest
 
 import podium
-from podium.scaffolds import Journal
+from podium.formats import Journal
+from podium.formats.inert_words import unfenced
 from podium.scaffolds.agentic import cut_results
-from podium.scaffolds.inert_words import unfenced
 from podium.testing import cell_call, finish_call, review_answer, write_script
 from tests.support import run_config, solution
 

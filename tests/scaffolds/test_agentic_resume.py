@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from podium.api import runs as api
-from podium.scaffolds import Journal
+from podium.formats import Journal
 from podium.testing import FakeOpenAI
 from tests.api.test_agentic_http import agentic_responder
 from tests.support import REPO, TOY_TASK, cli_env, podium_cli

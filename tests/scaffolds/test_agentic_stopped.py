@@ -4,11 +4,11 @@ turn) and that then finished without another cell: the node's result is that dea
 
 from __future__ import annotations
 
+from podium.formats.notebook import Notebook
 from podium.interfaces import KernelSession, Limits
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.kernel import limit_result
 from podium.scaffolds.agentic import _Conversation, _result
-from podium.scaffolds.notebook import Notebook
 
 REASON = "workspace size limit (100 MiB)"
 

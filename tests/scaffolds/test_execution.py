@@ -17,9 +17,10 @@ import podium
 from podium.api.rerun import rerun_node
 from podium.benchmarks.folder import FolderTask
 from podium.errors import SandboxError
+from podium.formats import Journal
 from podium.interfaces import Limits, Sandbox, Workspace
 from podium.records import EnvironmentInfo, ExecResult, ExecStatus
-from podium.scaffolds import Journal, execute_solution
+from podium.scaffolds import execute_solution
 from tests.support import cli_env, node_answers, podium_cli, run_config, solution, write_script
 
 # Known to Podium by its variable's secret-looking name, so masked wherever Podium prints it.

@@ -17,8 +17,8 @@ import pytest
 
 import podium
 from podium.api.runs import RunResult
+from podium.formats import Journal, RunDir
 from podium.records import Node, NodeState
-from podium.scaffolds import Journal, RunDir
 from tests.support import (
     GO_ON,
     HELD_BACKSTOP_S,

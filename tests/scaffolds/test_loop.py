@@ -11,7 +11,7 @@ import pytest
 
 import podium
 from podium.errors import RunDirError
-from podium.scaffolds import Journal
+from podium.formats import Journal
 from tests.support import (
     code_answer,
     node_answers,

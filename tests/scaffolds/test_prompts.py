@@ -28,7 +28,7 @@ from podium.records import (
     NodeState,
 )
 from podium.scaffolds.operators import LLMOperators
-from podium.scaffolds.prompts import DEFAULTS, PLACEHOLDERS, Prompts, validate_overrides
+from podium.scaffolds.prompts import DEFAULTS, PLACEHOLDERS, Prompts, validate_prompt_overrides
 from podium.tree import SearchTree
 
 # --- templates ---------------------------------------------------------------------------
@@ -85,7 +85,7 @@ def test_bad_overrides_raise_config_error_naming_the_template(
     overrides: dict[str, str], name: str
 ) -> None:
     with pytest.raises(ConfigError) as excinfo:
-        validate_overrides(overrides)
+        validate_prompt_overrides(overrides)
     assert f"prompts.{name}" in str(excinfo.value)
     with pytest.raises(ConfigError, match=re.escape(f"prompts.{name}")):
         Prompts(overrides)
@@ -93,14 +93,14 @@ def test_bad_overrides_raise_config_error_naming_the_template(
 
 def test_unknown_placeholder_error_names_it_and_lists_the_available_ones() -> None:
     with pytest.raises(ConfigError) as excinfo:
-        validate_overrides({"draft": "Solve $task_description with $model_name"})
+        validate_prompt_overrides({"draft": "Solve $task_description with $model_name"})
     assert "model_name" in str(excinfo.value)
     assert excinfo.value.hint is not None
     assert "task_description" in excinfo.value.hint
 
 
 def test_valid_overrides_pass() -> None:
-    validate_overrides(
+    validate_prompt_overrides(
         {"draft": "$task_description\n$data_preview\n$budget", "review": "$code $$ $output"}
     )
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import podium
+from podium.formats import Journal
 from podium.records import NodeState
-from podium.scaffolds import Journal
 from tests.support import (
     TOY_TASK,
     cli_env,

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import podium
+from podium.formats import Journal
 from podium.records import Node
-from podium.scaffolds import Journal
 from tests.scaffolds.test_resume import _node_count, _wait_for, _wait_no_kernels
 from tests.support import (
     TOY_TASK,

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from podium.errors import UserError
-from podium.scaffolds import RunDir
+from podium.formats import RunDir
 from podium.viewer import highlight
 from podium.viewer.notebook import NOTEBOOK_READ_CAP
 from podium.viewer.server import (

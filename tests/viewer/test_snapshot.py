@@ -13,19 +13,14 @@ from typing import Any
 import pytest
 
 from podium.errors import UserError
+from podium.formats import Journal, RunDir
 from podium.records import ExecResult, ExecStatus, Metric, Node, NodeState
-from podium.sandbox import strip_ansi
-from podium.scaffolds import Journal, RunDir
-from podium.viewer import highlight, packing
+from podium.untrusted import strip_ansi
+from podium.viewer import highlight, packing, snapshot
 from podium.viewer.notebook import MAX_CELLS
-from podium.viewer.run_data import open_run
-from podium.viewer.snapshot import (
-    LAYOUT_FIELDS,
-    export_data,
-    node_detail,
-    run_json,
-    search_ids,
-)
+from podium.viewer.run_data import RunView, open_run
+from podium.viewer.schema import as_sent
+from podium.viewer.snapshot import LAYOUT_FIELDS, export_data, search_ids
 from tests.recorded_run import (
     AGENTIC_PLAN,
     AGENTIC_TURNS,
@@ -59,6 +54,18 @@ def add_node(root: Path, node_id: int, output: str = ANSI_OUTPUT) -> None:
     )  # fmt: skip
     journal.update(done, 51.0)
     journal.close()
+
+
+def run_json(view: RunView) -> dict[str, Any]:
+    """RunJSON as the page gets it."""
+    data: dict[str, Any] = as_sent(snapshot.run_json(view))
+    return data
+
+
+def node_detail(view: RunView, node_id: int) -> dict[str, Any]:
+    """NodeDetail as the page gets it."""
+    data: dict[str, Any] = as_sent(snapshot.node_detail(view, node_id))
+    return data
 
 
 def by_id(data: dict[str, Any]) -> dict[int, dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""``podium view SWEEP``: the sweep's grid as JSON (``podium.api.sweep_view``) and each of its
+"""``podium view SWEEP``: the sweep's grid as JSON (``podium.viewer.sweep_data``) and each of its
 runs served under ``/runs/<id>/`` by the same server, found by id, never by a path from the URL.
 """
 
@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from podium import __version__
-from podium.api.sweep_view import SweepView
-from podium.benchmarks.sweeps import Grid, Manifest, new_runs
-from podium.benchmarks.sweeps.manifest import save
+from podium.formats import Grid, Manifest, new_runs
+from podium.formats.sweep_dir import save_manifest
+from podium.viewer.schema import as_sent
 from podium.viewer.server import ViewerServer, make_server
+from podium.viewer.sweep_data import SweepView
 from tests.recorded_run import write_recorded_run
 from tests.viewer.test_server import request
 
@@ -30,7 +31,7 @@ def make_sweep(tmp_path: Path) -> Path:
     root.mkdir()
     manifest = Manifest(podium_version=__version__, tasks_spec="mini", grid=GRID,
                         runs=new_runs(GRID))  # fmt: skip
-    save(root, manifest)
+    save_manifest(root, manifest)
     write_recorded_run(root / "runs" / DONE)
     return root
 
@@ -52,7 +53,7 @@ def server(sweep_dir: Path) -> Iterator[ViewerServer]:
 
 
 def test_the_grid_lists_every_run_with_its_state(sweep_dir: Path) -> None:
-    grid = SweepView(sweep_dir).grid()
+    grid = as_sent(SweepView(sweep_dir).grid())
     assert grid["axes"] == {"tasks": ["mini/titanic", "mini/adult"], "strategies": ["greedy"],
                             "models": ["baseline"], "seeds": [0, 1]}  # fmt: skip
     runs = {r["id"]: r for r in grid["runs"]}
@@ -116,7 +117,7 @@ def test_a_run_dir_outside_the_sweep_is_never_read(
         (sweep_dir / "sweep.json").write_text(manifest.replace(other, where, 1))
     view = SweepView(sweep_dir)
     assert view.run_dir("adult.greedy.baseline.s0") is None
-    grid = view.grid()
+    grid = as_sent(view.grid())
     assert "OUTSIDE-RUN" not in json.dumps(grid)
     run = next(r for r in grid["runs"] if r["id"] == "adult.greedy.baseline.s0")
     assert run["state"] == "pending" and run["steps"] is None
@@ -129,7 +130,7 @@ def test_a_nan_score_keeps_the_grid_valid_json(sweep_dir: Path) -> None:
     summary["grade"]["score"] = float("nan")
     summary["elapsed_s"] = float("inf")
     path.write_text(json.dumps(summary))
-    grid = SweepView(sweep_dir).grid()
+    grid = as_sent(SweepView(sweep_dir).grid())
     json.dumps(grid, allow_nan=False)
     done = next(r for r in grid["runs"] if r["id"] == DONE)
     assert done["score"] is None and done["elapsed_s"] is None

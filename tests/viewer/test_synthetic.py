@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from podium.formats import RunDir, run_files
 from podium.records import Action, Node, NodeState
-from podium.scaffolds import RunDir, run_files
 from podium.scaffolds.review import DESCRIPTION_CHARS_FOR_REVIEW, tail
 from podium.tree import SearchTree
 from podium.viewer import open_run

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from podium.api.sweep_view import SweepView
 from podium.viewer.server import CSP, ViewerServer
+from podium.viewer.sweep_data import SweepView
 from tests.recorded_run import RecordedRun
 from tests.viewer.test_server import Reply, request, server, serving
 from tests.viewer.test_sweep_page import DONE, make_sweep

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/adult/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.adult
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference solution below (trained on ``train.csv`` only), scores its ``income`` scores for
 ``test.csv`` with ``grade.py`` (ROC AUC) and writes the leaderboard best first. Everything is
 seeded, so a rerun writes the same file.
@@ -44,10 +44,10 @@ from sklearn.preprocessing import (
 )
 from sklearn.tree import DecisionTreeClassifier
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("adult")  # where leaderboard.csv goes
 SEED = 0
 TARGET = "income"
 
@@ -400,4 +400,4 @@ def submission(scorer: Scorer) -> Solution:
 if __name__ == "__main__":
     # One thread: the build is several times faster on a busy 2-core machine, and the boosting
     # sums do not depend on the core count.
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=False, threads=1))
+    sys.exit(builder.main(HERE, entries, lower_is_better=False, threads=1))

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/ames-house-prices/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.ames_house_prices
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference solution below (trained on ``train.csv`` only), scores its ``SalePrice`` predictions
 for ``test.csv`` with ``grade.py`` (RMSE of log prices, lower is better) and writes the
 leaderboard best first. Everything is seeded, so a rerun writes the same file.
@@ -40,10 +40,10 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from sklearn.tree import DecisionTreeRegressor
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("ames-house-prices")  # where leaderboard.csv goes
 SEED = 0
 ID = "Id"
 TARGET = "SalePrice"
@@ -465,4 +465,4 @@ def submission(predict: Predictor) -> Solution:
 if __name__ == "__main__":
     # One thread: the build is several times faster on a busy 2-core machine, and the boosting
     # sums do not depend on the core count.
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=True, threads=1))
+    sys.exit(builder.main(HERE, entries, lower_is_better=True, threads=1))

@@ -3,9 +3,9 @@ solutions.
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/bike-sharing/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.bike_sharing
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference solution below (trained on ``train.csv`` only), scores its predictions for
 ``test.csv`` with ``grade.py`` and writes the leaderboard best first. Everything is seeded, so a
 rerun writes the same file.
@@ -39,10 +39,10 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.tree import DecisionTreeRegressor
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("bike-sharing")  # where leaderboard.csv goes
 SEED = 0
 
 # A predictor gets the training and the test frame and returns a count for each test hour.
@@ -259,4 +259,4 @@ def submission(predict: Predictor) -> Solution:
 
 
 if __name__ == "__main__":
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=True))
+    sys.exit(builder.main(HERE, entries, lower_is_better=True))

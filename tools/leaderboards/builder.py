@@ -1,6 +1,10 @@
 """Builds a bundled task's ``leaderboard.csv`` from reference solutions.
 
-The mini tasks' leaderboards are made, not collected: each task's ``make_leaderboard.py`` names
+A build tool of the repository, not part of Podium's package: the leaderboards it writes are
+committed with the task folders (``podium/benchmarks/mini/<task>/``), and Podium only reads
+them. Run one with ``.venv/bin/python -m tools.leaderboards.<task>`` from the repository root.
+
+The mini tasks' leaderboards are made, not collected: each task's script here names
 reference solutions that span the field (constants, rules, weak and strong models) and calls
 :func:`main`. A solution gets the prepared ``public`` folder and returns its submission frame;
 it never sees the private answers. Each is scored with the task's own ``grade.py``, rounded as
@@ -24,11 +28,17 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from podium.benchmarks.builtin import MINI_ROOT
 from podium.benchmarks.grading import medal_thresholds
 from podium.benchmarks.task_code import load_task_function
 
 # A reference solution: the prepared public folder in, the submission frame out.
 Solution = Callable[[Path], pd.DataFrame]
+
+
+def task_folder(name: str) -> Path:
+    """The bundled task's folder, where its ``leaderboard.csv`` is written."""
+    return Path(MINI_ROOT) / name
 
 
 @dataclass(frozen=True)
@@ -105,7 +115,7 @@ def main(
     lower_is_better: bool,
     threads: int | None = None,
 ) -> int:
-    """What a task's ``make_leaderboard.py`` runs: prepare, score, write, report.
+    """What a task's script runs: prepare, score, write, report.
 
     ``threads`` caps the native thread pools (OpenMP, BLAS). One thread makes histogram
     boosting's sums independent of the machine's core count, and on a busy small machine the

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/mnist-5k/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.mnist_5k
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference solution below (trained on ``train.csv`` and the training PNGs only), scores its
 predictions for the test PNGs with ``grade.py`` and writes the leaderboard best first. Everything
 is seeded, so a rerun writes the same file.
@@ -39,10 +39,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("mnist-5k")  # where leaderboard.csv goes
 SEED = 0
 DIGITS = np.arange(10)
 
@@ -370,4 +370,4 @@ def entries() -> dict[str, Solution]:
 
 if __name__ == "__main__":
     # One thread: on a small shared machine the threaded BLAS spins and runs many times slower.
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=False, threads=1))
+    sys.exit(builder.main(HERE, entries, lower_is_better=False, threads=1))

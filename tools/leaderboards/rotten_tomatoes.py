@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/rotten-tomatoes/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.rotten_tomatoes
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference solution below (trained on ``train.csv`` only), scores its sentiment scores for
 ``test.csv`` with ``grade.py`` (ROC-AUC) and writes the leaderboard best first. Everything is
 seeded, so a rerun writes the same file.
@@ -34,10 +34,10 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline, make_union
 from sklearn.svm import LinearSVC
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("rotten-tomatoes")  # where leaderboard.csv goes
 SEED = 0
 
 # A predictor gets the training reviews, their 0/1 sentiment and the test reviews, and returns
@@ -346,4 +346,4 @@ def entries() -> dict[str, Solution]:
 
 if __name__ == "__main__":
     # One thread: on a small shared machine the threaded BLAS spins and runs many times slower.
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=False, threads=1))
+    sys.exit(builder.main(HERE, entries, lower_is_better=False, threads=1))

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/seattle-weather/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.seattle_weather
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference solution below (trained on ``train.csv`` only), scores its probabilities for
 ``test.csv`` with ``grade.py`` and writes the leaderboard best first. Everything is seeded, so a
 rerun writes the same file.
@@ -40,10 +40,10 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("seattle-weather")  # where leaderboard.csv goes
 SEED = 0
 CLASSES = ["drizzle", "fog", "rain", "snow", "sun"]
 
@@ -313,4 +313,4 @@ def submission(predict: Predictor) -> Solution:
 
 
 if __name__ == "__main__":
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=True))
+    sys.exit(builder.main(HERE, entries, lower_is_better=True))

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python podium/benchmarks/mini/us-employment/make_leaderboard.py
+    .venv/bin/python -m tools.leaderboards.us_employment
 
-``podium.benchmarks.leaderboards`` prepares the data into a temporary directory, runs every
+``tools.leaderboards.builder`` prepares the data into a temporary directory, runs every
 reference forecaster below on ``train.csv`` only (108 months of 22 series), scores its forecasts
 for the 12 months of ``test.csv`` with ``grade.py`` (sMAPE, lower is better) and writes the
 leaderboard best first. Everything is deterministic or seeded, so a rerun writes the same file.
@@ -32,10 +32,10 @@ from sklearn.ensemble import (
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 
-from podium.benchmarks import leaderboards
-from podium.benchmarks.leaderboards import Solution
+from tools.leaderboards import builder
+from tools.leaderboards.builder import Solution
 
-HERE = Path(__file__).resolve().parent
+HERE = builder.task_folder("us-employment")  # where leaderboard.csv goes
 SEED = 0
 
 # A forecaster gets the history (one row per series, one column per month, oldest first) and
@@ -381,4 +381,4 @@ def submission(forecast: Forecaster) -> Solution:
 
 
 if __name__ == "__main__":
-    sys.exit(leaderboards.main(HERE, entries, lower_is_better=True))
+    sys.exit(builder.main(HERE, entries, lower_is_better=True))

@@ -4,25 +4,10 @@ disclosure card (what ``podium compare`` writes).
 Modules, one job each: ``runs`` (directories → runs and their grid), ``record`` (one run dir),
 ``stats`` (mean ± SEM, pass@k, cluster bootstrap), ``aggregate`` (per strategy and model, per
 split), ``paired`` (against a baseline strategy), ``plots``, ``disclosure``, ``markdown``, and
-``report`` (the entry point)."""
+``report`` (the entry point).
+The names are in ``__init__.pyi`` and load on first use.
+"""
 
-from podium.benchmarks.reports.report import (
-    REPORT_FORMAT,
-    Report,
-    build_report,
-    paired_table,
-    report_splits,
-    summary_table,
-)
+import lazy_loader
 
-DEFAULT_DIR = "report"  # a sweep's report goes to SWEEP/report unless told otherwise
-
-__all__ = [
-    "DEFAULT_DIR",
-    "REPORT_FORMAT",
-    "Report",
-    "build_report",
-    "paired_table",
-    "report_splits",
-    "summary_table",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -4,7 +4,7 @@ For the cells of one group and split (the grid's, so missing, unfinished and fai
 as no medal and percentile 0):
 
 * per seed s, pct(outcome) = 100 × #tasks whose seed-s run has the outcome / #tasks of seed s
-  (MLE-bench's method), for each of :data:`~podium.benchmarks.reports.record.OUTCOMES`; across
+  (MLE-bench's method), for each of :data:`~podium.experiments.reports.record.OUTCOMES`; across
   seeds mean ± SEM (ddof=1; None with one seed), per-seed values kept;
 * pass@k for k = 1..n (n = the fewest seeds a task has): per task 1 − C(n−c, k)/C(n, k) with c
   its medals over its n seeds, averaged over tasks, as a percentage;
@@ -27,9 +27,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from podium.benchmarks.reports.record import OUTCOMES, Cell
-from podium.benchmarks.reports.runs import RunSet
-from podium.benchmarks.reports.stats import mean_sem, pass_at_k
+from podium.experiments.reports.record import OUTCOMES, Cell
+from podium.experiments.reports.runs import RunSet
+from podium.experiments.reports.stats import mean_sem, pass_at_k
 
 K = TypeVar("K")
 

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from podium.benchmarks.reports.record import Cell, Run
-from podium.benchmarks.reports.runs import Manifest, RunSet
-from podium.benchmarks.sweeps.grid import count
-from podium.benchmarks.sweeps.manifest import RunEntry, clip, lenient_entry
-from podium.scaffolds import RunDir, RunSummary
+from podium.experiments.reports.record import Cell, Run
+from podium.experiments.reports.runs import Manifest, RunSet
+from podium.formats import RunDir, RunSummary
+from podium.formats.sweep_dir import RunEntry, clip, lenient_entry
+from podium.formats.sweep_grid import count
 
 LISTED_PATHS = 5  # unsandboxed runs named in the statement (all are in the card's list)
 ERROR_SHOWN = 200  # characters of a run's last error shown in the card

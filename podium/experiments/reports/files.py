@@ -3,7 +3,7 @@
 A report reads files other programs wrote (or a user edited, or a crash cut short). A file that
 cannot be read is the user's to fix, so every problem is a :class:`UserError` naming the file,
 never a traceback. The reading itself is the run dir's owner's
-(:func:`podium.scaffolds.run_files.read_json` and ``read_toml``); this adds the hint.
+(:func:`podium.formats.run_files.read_json` and ``read_toml``); this adds the hint.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from podium.errors import UserError
-from podium.scaffolds import RunFileError, run_files
+from podium.formats import RunFileError, run_files
 
 REPAIR_HINT = "fix or remove the file, or leave its directory out of the comparison"
 
@@ -31,7 +31,7 @@ def read_optional_object(path: Path) -> dict[str, Any] | None:
     return read_object(path) if path.is_file() else None
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_run_config(path: Path) -> dict[str, Any]:
     """A run's ``config.toml`` as a dict; an empty dict when the run has none."""
     if not path.is_file():
         return {}

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from podium.benchmarks.reports.aggregate import ALL
-from podium.benchmarks.reports.disclosure import card_markdown
-from podium.benchmarks.reports.regret import REGRET_HEADERS, regret_rows
+from podium.experiments.reports.aggregate import ALL
+from podium.experiments.reports.disclosure import card_markdown
+from podium.experiments.reports.regret import REGRET_HEADERS, regret_rows
 
 RESULT_HEADERS = (
     "strategy",

@@ -10,7 +10,7 @@ percentile. Reported per comparison:
 * wins / ties / losses by percentile per pair (a tie is an exactly equal percentile) and the
   per-task mean differences;
 * ``identical_trees``: the pairs whose two runs built the same search tree (same
-  :func:`~podium.benchmarks.reports.record.tree_fingerprint`). Such a pair's difference is 0
+  :func:`~podium.experiments.reports.record.tree_fingerprint`). Such a pair's difference is 0
   because the strategies made the same choices there, not because they are equally good; when
   every pair is identical the comparison says so instead of an interval of zeros;
 * exact tests of the per-pair percentile differences (``sign_test_p``, ``permutation_p``) and a
@@ -28,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from podium.benchmarks.reports.record import Cell
-from podium.benchmarks.reports.runs import RunSet
-from podium.benchmarks.reports.stats import (
+from podium.errors import UserError
+from podium.experiments.reports.record import Cell
+from podium.experiments.reports.runs import RunSet
+from podium.experiments.reports.stats import (
     ALPHA,
     POWER,
     achieved_power,
@@ -39,7 +40,6 @@ from podium.benchmarks.reports.stats import (
     permutation_test,
     sign_test,
 )
-from podium.errors import UserError
 
 SMALL_N = 5  # fewer tasks, or fewer pairs (seeds) per task, than this: the CI is too narrow
 FIXED_DELTA = 10.0  # percentile points: the power estimate's fixed effect size

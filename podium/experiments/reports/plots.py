@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from podium.benchmarks.reports.record import CurvePoint
-from podium.benchmarks.reports.runs import RunSet
+from podium.experiments.reports.record import CurvePoint
+from podium.experiments.reports.runs import RunSet
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -1,10 +1,10 @@
 """One run dir → one typed :class:`Run` record: what a report needs, read once.
 
-A run dir (see ``podium.scaffolds.rundir``) holds ``summary.json`` (the outcome, read as a
+A run dir (see ``podium.formats.rundir``) holds ``summary.json`` (the outcome, read as a
 :class:`~podium.scaffolds.RunSummary`), ``config.toml`` (the resolved config), ``grade.json``
 once graded (MLE-bench's report plus ``leaderboard_percentile``), and, when a sweep ran it,
 ``curve.json`` (best-so-far percentile per step) and ``host.json`` (the machine); the names are
-``podium.scaffolds.run_files``'. Only ``summary.json`` is required; the others may be missing
+``podium.formats.run_files``'. Only ``summary.json`` is required; the others may be missing
 (an ungraded task, a run made by ``podium run``), never corrupt: a file that exists but cannot
 be parsed is a UserError naming it.
 
@@ -29,14 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from podium.benchmarks.grading import SUMMARY_FIELDS
-from podium.benchmarks.reports.files import read_object, read_optional_object, read_toml
 from podium.errors import RunDirError, UserError
-from podium.records import Node
-from podium.scaffolds import SUBMISSION, Journal, RunDir, RunSummary, run_files
+from podium.experiments.reports.files import read_object, read_optional_object, read_run_config
+from podium.formats import Journal, RunDir, RunSummary, run_files
+from podium.interfaces import SUBMISSION
+from podium.records import GRADE_OUTCOMES, Node
 
 MEDALS = ("gold", "silver", "bronze")
-OUTCOMES = SUMMARY_FIELDS  # the boolean outcomes a report counts, as seed_summary does
+OUTCOMES = GRADE_OUTCOMES  # the boolean outcomes a report counts, as seed_summary does
 
 
 @dataclass(frozen=True, order=True)
@@ -205,7 +205,7 @@ def _record(rd: RunDir, summary: RunSummary, grade: dict[str, Any]) -> Run:
         nodes=summary.steps or 0,
         buggy=summary.buggy_nodes or 0,
         budget=dict(summary.budget or {}),
-        config=read_toml(rd.config),
+        config=read_run_config(rd.config),
         host=read_optional_object(rd.root / run_files.HOST),
         curve=_curve(rd.root / run_files.CURVE),
         tree=read_tree_fingerprint(rd),

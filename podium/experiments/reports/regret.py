@@ -18,10 +18,10 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-from podium.benchmarks.reports.files import read_optional_object
-from podium.benchmarks.reports.runs import RunSet
-from podium.benchmarks.reports.stats import mean_sem
-from podium.scaffolds import run_files
+from podium.experiments.reports.files import read_optional_object
+from podium.experiments.reports.runs import RunSet
+from podium.experiments.reports.stats import mean_sem
+from podium.formats import run_files
 
 LABEL = (
     "Post-hoc analysis: after each run, every good node was graded on the private answers. "

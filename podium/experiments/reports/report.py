@@ -33,9 +33,10 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from podium.benchmarks.reports.aggregate import ALL, aggregate
-from podium.benchmarks.reports.disclosure import disclosure
-from podium.benchmarks.reports.markdown import (
+from podium.errors import UserError
+from podium.experiments.reports.aggregate import ALL, aggregate
+from podium.experiments.reports.disclosure import disclosure
+from podium.experiments.reports.markdown import (
     DETAILS,
     FLAGS_LEGEND,
     TERMINAL_PAIRED_COLUMNS,
@@ -46,12 +47,11 @@ from podium.benchmarks.reports.markdown import (
     terminal_paired_rows,
     terminal_result_rows,
 )
-from podium.benchmarks.reports.paired import paired
-from podium.benchmarks.reports.plots import write_plots
-from podium.benchmarks.reports.record import Cell, Run
-from podium.benchmarks.reports.regret import regret_rows, selection_regret
-from podium.benchmarks.reports.runs import Manifest, RunSet, load_runs
-from podium.errors import UserError
+from podium.experiments.reports.paired import paired
+from podium.experiments.reports.plots import write_plots
+from podium.experiments.reports.record import Cell, Run
+from podium.experiments.reports.regret import regret_rows, selection_regret
+from podium.experiments.reports.runs import Manifest, RunSet, load_runs
 from podium.records import utcnow
 
 REPORT_FORMAT = "podium-report/1"

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from podium.benchmarks.reports.files import read_object
-from podium.benchmarks.reports.record import Cell, Run, is_run_summary, load_run
-from podium.benchmarks.sweeps.manifest import FORMAT as SWEEP_FORMAT
-from podium.benchmarks.sweeps.manifest import MANIFEST as SWEEP
 from podium.errors import UserError
-from podium.scaffolds import RunDir
-from podium.scaffolds.run_files import SUMMARY
+from podium.experiments.reports.files import read_object
+from podium.experiments.reports.record import Cell, Run, is_run_summary, load_run
+from podium.formats import RunDir
+from podium.formats.run_files import SUMMARY
+from podium.formats.sweep_dir import FORMAT as SWEEP_FORMAT
+from podium.formats.sweep_dir import MANIFEST as SWEEP
 
 DIRS_HINT = "give sweep dirs (sweep.json), run dirs (summary.json), or folders holding them"
 

@@ -23,18 +23,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from podium.benchmarks.sweeps import manifest as mf
-from podium.benchmarks.sweeps.executor import (
+from podium.errors import UserError
+from podium.experiments.sweeps.executor import (
     EXIT_INTERRUPTED,
     EXIT_REFUSED,
     LOG_NAME,
     Executor,
     Job,
 )
-from podium.benchmarks.sweeps.hardware import cpu_share_env
-from podium.benchmarks.sweeps.local_executor import tail
-from podium.benchmarks.sweeps.manifest import Manifest, RunEntry, RunState
-from podium.errors import UserError
+from podium.experiments.sweeps.hardware import cpu_share_env
+from podium.experiments.sweeps.local_executor import tail
+from podium.formats.sweep_dir import (
+    Manifest,
+    RunEntry,
+    RunState,
+    apply_summary,
+    read_summary,
+    save_manifest,
+)
 from podium.records import utcnow
 
 FAIL_FAST_RUNS = 3  # this many first runs failing alike stop the sweep
@@ -52,7 +58,7 @@ class Sweep:
         return self.root / entry.path
 
     def save(self) -> None:
-        mf.save(self.root, self.manifest)
+        save_manifest(self.root, self.manifest)
 
     def todo(self, retry_failed: bool) -> list[RunEntry]:
         wanted = {RunState.PENDING, RunState.INTERRUPTED, RunState.RUNNING}
@@ -178,7 +184,7 @@ def _record_outcome(entry: RunEntry, run_dir: Path, code: int | None) -> None:
     """The attempt's outcome into its entry; an attempt that did not finish leaves its error
     among the entry's ``attempt_errors`` (the next attempt resets ``error``)."""
     entry.exit_code, entry.finished_at = code, utcnow()
-    mf.apply_summary(entry, run_dir)
+    apply_summary(entry, run_dir)
     _settle_state(entry, run_dir, code)
     if entry.state is not RunState.FINISHED:
         entry.note_attempt_error(entry.error or f"{entry.state}, no error given")
@@ -193,7 +199,7 @@ def _settle_state(entry: RunEntry, run_dir: Path, code: int | None) -> None:
         return
     if entry.state is RunState.FINISHED:
         return
-    if code == EXIT_REFUSED or mf.read_summary(run_dir) is None or code != 0:
+    if code == EXIT_REFUSED or read_summary(run_dir) is None or code != 0:
         entry.state = RunState.FAILED
         entry.error = entry.error or _reason(run_dir / LOG_NAME, code)
 

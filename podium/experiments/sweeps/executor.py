@@ -1,11 +1,12 @@
 """Where a sweep's runs execute: the contract every executor keeps.
 
-A job is one run of the grid. The executor runs the sweep worker
-(``podium.cli.sweep_worker RUN_DIR`` as ``python -m`` would run it, but wherever the driver was
-started: ``Job.argv``) with the job's resources and returns its exit status; when ``execute``
-returns, ``job.run_dir`` on the driver holds every file the run wrote. That is all the
-driver relies on, so an executor may run the worker anywhere (a local process, a Ray worker on
-another machine with its own disk) as long as the run dir comes back.
+A job is one run of the grid. The executor runs the sweep worker (``Job.worker``, the module the
+caller hands down: the command line's sweep worker; ``WORKER RUN_DIR`` as ``python -m`` would
+run it, but wherever the driver was started: ``Job.argv``) with the job's resources and returns
+its exit status; when ``execute`` returns, ``job.run_dir`` on the driver holds every file the
+run wrote. That is all the driver relies on, so an executor may run the worker anywhere (a
+local process, a Ray worker on another machine with its own disk) as long as the run dir comes
+back.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Protocol
 
 from podium.processes import module_argv
 
-WORKER_MODULE = "podium.cli.sweep_worker"
 LOG_NAME = "run.log"  # the worker's stdout and stderr, appended, inside the run dir
 
 # Exit statuses of the worker (the driver reads summary.json for the rest).
@@ -33,6 +33,7 @@ class Job:
 
     run_id: str
     run_dir: Path
+    worker: str  # the module that runs one run of a sweep (it lives above this room)
     cpus: float = 1.0
     gpus: int = 0
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the worker
@@ -40,7 +41,7 @@ class Job:
     def argv(self, python: str, run_dir: Path | None = None) -> list[str]:
         """The worker's command line; ``run_dir`` is where the run dir is on the worker's side.
         Not ``python -m``: a ``podium`` folder in the working directory would shadow Podium."""
-        return module_argv(python, WORKER_MODULE, str(run_dir or self.run_dir))
+        return module_argv(python, self.worker, str(run_dir or self.run_dir))
 
 
 class Executor(Protocol):

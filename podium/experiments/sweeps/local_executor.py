@@ -17,9 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from podium.benchmarks.sweeps.executor import LOG_NAME, Job
-from podium.benchmarks.sweeps.hardware import available_cpus, nvidia_smi
 from podium.errors import UserError
+from podium.experiments.sweeps.executor import LOG_NAME, Job
+from podium.experiments.sweeps.hardware import available_cpus, nvidia_smi
 from podium.processes import die_with_parent
 
 STOP_GRACE_S = 60.0  # SIGTERM → the run marks its nodes interrupted and writes its summary

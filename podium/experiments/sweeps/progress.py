@@ -25,10 +25,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from podium.benchmarks.sweeps.grid import count, task_slug
-from podium.benchmarks.sweeps.manifest import Manifest, RunEntry, RunState
+from podium.formats import RunDir
+from podium.formats.sweep_dir import Manifest, RunEntry, RunState
+from podium.formats.sweep_grid import count, task_slug
 from podium.records import utcnow
-from podium.scaffolds import RunDir
 
 MEDAL_MARKS = {"gold": "G", "silver": "S", "bronze": "B"}
 STATE_MARKS = {

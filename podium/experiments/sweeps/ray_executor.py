@@ -1,7 +1,7 @@
 """The Ray executor: each run of a sweep is one Ray task, on a local Ray or a cluster.
 
 No shared filesystem is assumed. The driver packs the run dir (``plan.json`` and whatever an
-earlier attempt left) into a ``.tar.gz`` (:mod:`podium.benchmarks.sweeps.shipping`) and hands
+earlier attempt left) into a ``.tar.gz`` (:mod:`podium.experiments.sweeps.shipping`) and hands
 it to the task; the task unpacks it into a fresh directory on its worker's local disk, runs the
 sweep worker there as a subprocess (stdout and stderr appended to ``run.log``; the environment
 is the Ray worker's, which carries the ``CUDA_VISIBLE_DEVICES`` Ray chose, plus ``job.env``),
@@ -46,14 +46,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from podium.benchmarks.sweeps.executor import (
+from podium.errors import UserError
+from podium.experiments.sweeps.executor import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     LOG_NAME,
     Job,
 )
-from podium.benchmarks.sweeps.shipping import pack_dir, replace_dir, unpack_dir
-from podium.errors import UserError
+from podium.experiments.sweeps.shipping import pack_dir, replace_dir, unpack_dir
 
 GRACE_S = 60.0  # SIGTERM → kill, on the worker's side (as the local executor waits)
 SHIP_MARGIN_S = 60.0  # beyond the grace period: for packing and shipping an interrupted run dir

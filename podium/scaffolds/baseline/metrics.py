@@ -48,8 +48,6 @@ ALIASES = {
 }
 LOG_LOSSES = ("log_loss", "multiclass_log_loss")
 TRANSFORMS = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}  # (func, inverse)
-LOWER_IS_BETTER = {"log_loss", "multiclass_log_loss", "rmse", "mse", "mae", "rmse_log", "rmsle",
-                   "smape"}  # fmt: skip
 PROBA_FLOOR = 1e-3  # log-loss predictions are clipped here: one confident miss costs ≤ 6.9
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from podium.benchmarks.reports.report import Report, build_report
-from podium.benchmarks.reports.runs import RunSet, load_runs
-from tests.benchmarks.reports.fakes import Spec, write_sweep
+from podium.experiments.reports.report import Report, build_report
+from podium.experiments.reports.runs import RunSet, load_runs
+from tests.experiments.reports.fakes import Spec, write_sweep
 
 TASKS = ("mini/a", "mini/b", "mini/c")
 COMPLEXITY = {"mini/a": "low", "mini/b": "low", "mini/c": "high"}

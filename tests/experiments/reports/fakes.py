@@ -15,8 +15,8 @@ from typing import Any
 
 import tomli_w
 
+from podium.formats import Journal, RunDir
 from podium.records import Metric, Node, NodeState
-from podium.scaffolds import Journal, RunDir
 
 HOST = {
     "cpu": "Fake CPU 3000",

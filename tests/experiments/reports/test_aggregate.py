@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from podium.benchmarks import seed_summary
-from podium.benchmarks.reports.aggregate import aggregate
-from podium.benchmarks.reports.runs import RunSet, load_runs
+from podium.experiments.reports.aggregate import aggregate
+from podium.experiments.reports.runs import RunSet, load_runs
 from podium.records import GradeReport
-from tests.benchmarks.reports.fakes import Spec, write_run
+from tests.experiments.reports.fakes import Spec, write_run
 
 
 @pytest.fixture(scope="module")

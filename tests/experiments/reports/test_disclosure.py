@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from podium.benchmarks.reports.disclosure import card_markdown, disclosure
-from podium.benchmarks.reports.runs import RunSet, load_runs
-from tests.benchmarks.reports.fakes import HOST, Spec, write_run, write_sweep
-from tests.benchmarks.reports.manifest_fakes import patch_summary, set_attempts
+from podium.experiments.reports.disclosure import card_markdown, disclosure
+from podium.experiments.reports.runs import RunSet, load_runs
+from tests.experiments.reports.fakes import HOST, Spec, write_run, write_sweep
+from tests.experiments.reports.manifest_fakes import patch_summary, set_attempts
 
 CLEAN = (
     "All 11 runs executed their code in the bwrap sandbox; grading used the private answers "

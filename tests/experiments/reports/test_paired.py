@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from podium.benchmarks.reports.markdown import paired_rows
-from podium.benchmarks.reports.paired import Pair, comparison, paired
-from podium.benchmarks.reports.record import load_run, tree_fingerprint
-from podium.benchmarks.reports.runs import RunSet, load_runs
-from podium.benchmarks.reports.stats import pairs_needed
 from podium.errors import UserError
+from podium.experiments.reports.markdown import paired_rows
+from podium.experiments.reports.paired import Pair, comparison, paired
+from podium.experiments.reports.record import load_run, tree_fingerprint
+from podium.experiments.reports.runs import RunSet, load_runs
+from podium.experiments.reports.stats import pairs_needed
+from podium.formats import RunDir
 from podium.records import Metric, Node
-from podium.scaffolds import RunDir
-from tests.benchmarks.reports.fakes import Spec, TreeNode, tree, write_run, write_sweep
+from tests.experiments.reports.fakes import Spec, TreeNode, tree, write_run, write_sweep
 
 TASKS = ("mini/a", "mini/b")
 SAME = "these strategies made the same choices there; the difference is not evidence of equivalence"

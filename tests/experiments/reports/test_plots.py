@@ -12,10 +12,10 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from podium.benchmarks.reports import plots
-from podium.benchmarks.reports.record import CurvePoint
-from podium.benchmarks.reports.report import Report, build_report
-from tests.benchmarks.reports.fakes import Spec, write_run
+from podium.experiments.reports import plots
+from podium.experiments.reports.record import CurvePoint
+from podium.experiments.reports.report import Report, build_report
+from tests.experiments.reports.fakes import Spec, write_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

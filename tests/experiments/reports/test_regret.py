@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from podium.benchmarks.reports.regret import regret_rows, selection_regret
-from podium.benchmarks.reports.runs import load_runs
 from podium.errors import UserError
-from tests.benchmarks.reports.fakes import Spec, write_run
+from podium.experiments.reports.regret import regret_rows, selection_regret
+from podium.experiments.reports.runs import load_runs
+from tests.experiments.reports.fakes import Spec, write_run
 
 
 def selection(

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from podium.benchmarks.reports import build_report, paired_table, report_splits, summary_table
-from podium.benchmarks.reports.report import REPORT_FORMAT, Report, wall_time
-from podium.benchmarks.reports.runs import load_runs
 from podium.errors import UserError
-from tests.benchmarks.reports.fakes import HOST, Spec, write_run, write_sweep
+from podium.experiments.reports import build_report, paired_table, report_splits, summary_table
+from podium.experiments.reports.report import REPORT_FORMAT, Report, wall_time
+from podium.experiments.reports.runs import load_runs
+from tests.experiments.reports.fakes import HOST, Spec, write_run, write_sweep
 
 
 def test_summary_json_holds_the_data_returned(report: Report) -> None:

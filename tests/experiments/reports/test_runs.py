@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from podium.benchmarks.reports.record import Cell
-from podium.benchmarks.reports.report import build_report
-from podium.benchmarks.reports.runs import RunSet, load_runs
 from podium.errors import UserError
-from tests.benchmarks.reports.fakes import Spec, write_run, write_sweep
+from podium.experiments.reports.record import Cell
+from podium.experiments.reports.report import build_report
+from podium.experiments.reports.runs import RunSet, load_runs
+from tests.experiments.reports.fakes import Spec, write_run, write_sweep
 
 
 def test_a_sweeps_grid_includes_cells_without_a_run(runset: RunSet) -> None:

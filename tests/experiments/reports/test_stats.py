@@ -10,7 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from podium.benchmarks.reports.stats import (
+from podium.experiments.reports.stats import (
     achieved_power,
     bootstrap_ci,
     mean_sem,

@@ -8,7 +8,8 @@ import json
 import pytest
 from rich.console import Console
 
-from podium.benchmarks.reports.report import (
+from podium.cli.compare import PIPE_WIDTH
+from podium.experiments.reports.report import (
     TERMINAL_WIDTH,
     Report,
     build_report,
@@ -17,9 +18,8 @@ from podium.benchmarks.reports.report import (
     report_splits,
     summary_table,
 )
-from podium.cli.compare import PIPE_WIDTH
-from tests.benchmarks.reports.fakes import Spec, write_sweep
-from tests.benchmarks.reports.test_regret import selection
+from tests.experiments.reports.fakes import Spec, write_sweep
+from tests.experiments.reports.test_regret import selection
 
 LONG_STRATEGY = "evolutionary-with-islands"
 LONG_MODEL = "anthropic/claude-sonnet-4-5-20250929-with-a-very-long-deployment-name"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from podium.benchmarks.sweeps import best_so_far_curve
-from podium.benchmarks.sweeps.curve import busy_seconds
+from podium.experiments.sweeps import best_so_far_curve
+from podium.experiments.sweeps.curve import busy_seconds
 from podium.records import GradeReport, Metric, Node, NodeState, utcnow
 
 START = utcnow()

@@ -9,23 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from podium.benchmarks.sweeps import (
+from podium.experiments.sweeps import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_REFUSED,
     LOG_NAME,
-    Grid,
     Job,
-    Manifest,
-    RunEntry,
-    RunState,
     Sweep,
     drive,
-    new_runs,
 )
-from podium.benchmarks.sweeps.driver import FAIL_FAST_RUNS, SweepFailedFast
-from podium.benchmarks.sweeps.hardware import CPU_SHARE_ENV
-from tests.benchmarks.sweeps.conftest import write_summary
+from podium.experiments.sweeps.driver import FAIL_FAST_RUNS, SweepFailedFast
+from podium.experiments.sweeps.hardware import CPU_SHARE_ENV
+from podium.formats import Grid, Manifest, RunEntry, RunState, new_runs
+from tests.formats.conftest import write_summary
 
 # What each run does, by run id: (exit status, summary status or None, medal, log line)
 OUTCOMES = {
@@ -73,7 +69,7 @@ class WritingExecutor:
 
 
 def make_job(entry: RunEntry, run_dir: Path) -> Job:
-    return Job(run_id=entry.id, run_dir=run_dir)
+    return Job(run_id=entry.id, run_dir=run_dir, worker="unused")
 
 
 def test_every_run_ends_in_the_state_its_run_dir_says(tmp_path: Path, manifest: Manifest) -> None:
@@ -229,7 +225,7 @@ def test_each_worker_is_told_its_share_of_the_cpus(
     executor = EnvRecording(capacity)
 
     def job(entry: RunEntry, run_dir: Path) -> Job:
-        return Job(run_id=entry.id, run_dir=run_dir, cpus=1.5, env={"KEEP": "1"})
+        return Job(run_id=entry.id, run_dir=run_dir, worker="unused", cpus=1.5, env={"KEEP": "1"})
 
     asyncio.run(drive(Sweep(tmp_path, manifest), executor, job))
     assert executor.envs["a.greedy.baseline.s0"] == {"KEEP": "1", CPU_SHARE_ENV: share}

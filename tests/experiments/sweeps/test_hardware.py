@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from podium.benchmarks.sweeps.hardware import (
+from podium.experiments.sweeps.hardware import (
     CPU_SHARE_ENV,
     available_cpus,
     cpu_share,

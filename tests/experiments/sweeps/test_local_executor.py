@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from podium.benchmarks.sweeps import LOG_NAME, LocalExecutor
 from podium.errors import UserError
-from tests.benchmarks.sweeps.conftest import ScriptJob, script
+from podium.experiments.sweeps import LOG_NAME, LocalExecutor
+from tests.experiments.sweeps.conftest import ScriptJob, script
 from tests.support import REPO, scaled, wait_gone, wait_until
 
 # A worker that waits for SIGTERM, says so in a marker file, and exits as the real one does.
@@ -95,8 +95,8 @@ def test_cancelling_a_job_stops_its_worker_with_sigterm(tmp_path: Path) -> None:
 DRIVER = """
 import asyncio, sys
 from pathlib import Path
-from podium.benchmarks.sweeps import LocalExecutor
-from tests.benchmarks.sweeps.conftest import ScriptJob
+from podium.experiments.sweeps import LocalExecutor
+from tests.experiments.sweeps.conftest import ScriptJob
 run_dir, worker = Path(sys.argv[1]), Path(sys.argv[2])
 asyncio.run(LocalExecutor(parallel=1).execute(ScriptJob("r", run_dir, script=worker)))
 """

@@ -7,17 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from podium.benchmarks.sweeps import (
-    Grid,
-    Manifest,
-    RunState,
-    event_line,
-    grid_table,
-    new_runs,
-    totals_line,
-)
-from podium.benchmarks.sweeps.progress import duration, run_steps, time_line
-from tests.benchmarks.sweeps.conftest import write_summary
+from podium.experiments.sweeps import event_line, grid_table, totals_line
+from podium.experiments.sweeps.progress import duration, run_steps, time_line
+from podium.formats import Grid, Manifest, RunState, new_runs
+from tests.formats.conftest import write_summary
 
 
 def rendered(manifest: Manifest, now: datetime | None = None) -> list[str]:

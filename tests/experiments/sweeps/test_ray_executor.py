@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from podium.benchmarks.sweeps import EXIT_FAILED, LOG_NAME, Job, shipping
-from podium.benchmarks.sweeps.ray_executor import RayExecutor
-from podium.benchmarks.sweeps.shipping import ShippingError, pack_dir, replace_dir, unpack_dir
 from podium.errors import UserError
-from tests.benchmarks.sweeps.conftest import ScriptJob, script
+from podium.experiments.sweeps import EXIT_FAILED, LOG_NAME, Job, shipping
+from podium.experiments.sweeps.ray_executor import RayExecutor
+from podium.experiments.sweeps.shipping import ShippingError, pack_dir, replace_dir, unpack_dir
+from tests.experiments.sweeps.conftest import ScriptJob, script
 from tests.support import REPO, scaled, wait_gone
 
 # --- shipping a run dir (pure) ---------------------------------------------------------------
@@ -369,7 +369,7 @@ def test_a_task_that_fails_inside_ray_is_a_failed_run_with_the_reason_logged(
 ) -> None:
     (tmp_path / "r1").mkdir()
     (tmp_path / "r1" / "plan.json").write_text("{}")
-    broken = BrokenJob(run_id="r1", run_dir=tmp_path / "r1")
+    broken = BrokenJob(run_id="r1", run_dir=tmp_path / "r1", worker="unused")
 
     assert asyncio.run(executor.execute(broken)) == EXIT_FAILED
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import podium
-from podium.scaffolds import Journal
+from podium.formats import Journal
 from podium.scaffolds.baseline import MODEL_NAME
 
 pytestmark = pytest.mark.slow

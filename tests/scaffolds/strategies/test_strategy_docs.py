@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.scaffolds import Journal
+from podium.formats import Journal
 from tests.support import (
     REPO,
     TOY_TASK,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import tomli_w
 
+from podium.formats import Journal, RunDir, run_files
 from podium.interfaces import Strategy
 from podium.records import (
     Action,
@@ -41,7 +42,7 @@ from podium.records import (
     ToolCall,
     Usage,
 )
-from podium.scaffolds import Journal, RunDir, build_summary, run_files
+from podium.scaffolds import build_summary
 from podium.scaffolds.review import REVIEW_TOOL
 from podium.scaffolds.spending import Spending
 from podium.scaffolds.strategies import MCTS, Evolutionary, Greedy, RandomSearch

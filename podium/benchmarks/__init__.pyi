@@ -1,0 +1,16 @@
+from .folder import FolderTask as FolderTask
+from .folder import default_data_dir as default_data_dir
+from .folder import load_folder_task as load_folder_task
+from .folder_benchmark import FolderBenchmark as FolderBenchmark
+from .grading import aggregate_reports as aggregate_reports
+from .grading import grade_submission as grade_submission
+from .grading import medal_thresholds as medal_thresholds
+from .grading import rank_score as rank_score
+from .grading import seed_summary as seed_summary
+from .holdout import check_holdout as check_holdout
+from .holdout import holdout_made as holdout_made
+from .holdout import make_holdout as make_holdout
+from .mlebench_submissions import find_run_dirs as find_run_dirs
+from .mlebench_submissions import mlebench_jsonl as mlebench_jsonl
+from .resolve import resolve_task as resolve_task
+from .selection import selection_report as selection_report

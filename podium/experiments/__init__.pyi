@@ -1,0 +1,2 @@
+from . import reports as reports
+from . import sweeps as sweeps

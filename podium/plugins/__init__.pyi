@@ -1,0 +1,14 @@
+from .gateway import ModelGateway as ModelGateway
+from .gateway import RetryPolicy as RetryPolicy
+from .manager import AUTOLOAD_ENV as AUTOLOAD_ENV
+from .manager import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from .manager import PodiumPluginManager as PodiumPluginManager
+from .manager import create_plugin_manager as create_plugin_manager
+from .markers import hookimpl as hookimpl
+from .registry import Registry as Registry
+from .registry import split_model_name as split_model_name
+from .specs import BackendSpec as BackendSpec
+from .specs import BenchmarkSpec as BenchmarkSpec
+from .specs import OperatorSetSpec as OperatorSetSpec
+from .specs import SandboxSpec as SandboxSpec
+from .specs import StrategySpec as StrategySpec

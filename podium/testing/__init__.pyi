@@ -1,0 +1,12 @@
+from .fake_anthropic import FakeAnthropic as FakeAnthropic
+from .fake_openai import FakeOpenAI as FakeOpenAI
+from .fake_server import FakeServer as FakeServer
+from .fake_server import Received as Received
+from .fake_server import Responder as Responder
+from .replies import Reply as Reply
+from .scripted import cell_call as cell_call
+from .scripted import code_answer as code_answer
+from .scripted import finish_call as finish_call
+from .scripted import node_answers as node_answers
+from .scripted import review_answer as review_answer
+from .scripted import write_script as write_script

@@ -1,0 +1,1 @@
+"""Build tools of the repository (not shipped in the wheel)."""
