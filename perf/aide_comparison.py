@@ -312,13 +312,18 @@ class Setup:
     fake: FakeOpenAI
 
 
-def prepare(base: Path, aide: Path, fake: FakeOpenAI) -> Setup:
-    """The task's data prepared (untimed), and AIDE's copy of its public files and description."""
+def prepare_task(base: Path) -> tuple[Path, Any]:
+    """(Podium's --data-dir, the task): the task's data prepared there, untimed."""
     from podium.api.runs import load_registry
     from podium.benchmarks import resolve_task
 
     data_dir = base / "podium-data"
-    task = resolve_task(TASK, load_registry(), data_dir)
+    return data_dir, resolve_task(TASK, load_registry(), data_dir)
+
+
+def prepare(base: Path, aide: Path, fake: FakeOpenAI) -> Setup:
+    """The task's data prepared (untimed), and AIDE's copy of its public files and description."""
+    data_dir, task = prepare_task(base)
     aide_data = base / "aide-data"
     shutil.copytree(task.public_dir, aide_data)
     description = base / "description.md"
@@ -344,18 +349,28 @@ def aide_command(s: Setup, nodes: int, out: Path) -> tuple[list[str], dict[str, 
 
 
 def podium_command(s: Setup, nodes: int, out: Path) -> tuple[list[str], dict[str, str]]:
+    return podium_run_command(s.fake, s.data_dir, nodes, out)
+
+
+def podium_run_command(
+    fake: FakeOpenAI, data_dir: Path, nodes: int, out: Path, python: tuple[str, ...] = ()
+) -> tuple[list[str], dict[str, str]]:
+    """``podium run`` for ``nodes`` nodes against ``fake`` (``python``: the interpreter's own
+    arguments, e.g. ``-m cProfile -o FILE``)."""
     command = [
-        sys.executable, "-m", "podium", "run", TASK, "--model", f"openai/{MODEL}",
-        "--base-url", s.fake.url, "--steps", str(nodes), "--out", str(out / "run"),
-        "--data-dir", str(s.data_dir),
+        sys.executable, *python, "-m", "podium", "run", TASK, "--model", f"openai/{MODEL}",
+        "--base-url", fake.url, "--steps", str(nodes), "--out", str(out / "run"),
+        "--data-dir", str(data_dir),
     ]  # fmt: skip
-    return command, clean_env(OPENAI_API_KEY=s.fake.api_key)
+    return command, clean_env(OPENAI_API_KEY=fake.api_key)
 
 
-def timed(run: Run, command: list[str], env: dict[str, str], cwd: Path) -> None:
+def timed(
+    run: Run, command: list[str], env: dict[str, str], cwd: Path, group: CpuCgroup | None = None
+) -> None:
     """Run the tool to its end; wall, machine busy CPU, RUSAGE_CHILDREN and the tool's cgroup
-    over that span."""
-    group = CpuCgroup(f"{run.tool}-{cwd.name}")
+    (``group``, or one of its own; closed here) over that span."""
+    group = group or CpuCgroup(f"{run.tool}-{cwd.name}")
     out, err = (cwd / "stdout.log").open("w"), (cwd / "stderr.log").open("w")
     try:
         own0, kids0 = own_cpu_s()

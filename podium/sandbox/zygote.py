@@ -119,7 +119,10 @@ def receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
 
 def learn_kernel_imports() -> list[str]:
     """The modules an IPython kernel imports while it starts, found by starting one in a
-    throwaway child: whatever this ipykernel version needs is then loaded before the fork."""
+    throwaway child: whatever this ipykernel version needs is then loaded before the fork.
+    The child inherits what is loaded already, so it is forked after the pre-imports and
+    ipykernel's own modules (see ``load``): only what starting a kernel adds is imported
+    twice, once by the child and once by the factory."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -143,6 +146,14 @@ def learn_kernel_imports() -> list[str]:
     os.close(read)
     os.waitpid(pid, 0)
     return list(json.loads(b"".join(chunks) or b"[]"))
+
+
+def load(preimports: list[str]) -> None:
+    """Everything a kernel needs, loaded once: the pre-imports and ipykernel's application
+    first, then what starting a kernel imports beyond them (learned in a child that shares
+    these, so the heavy imports are done once, not once in the child and again here)."""
+    preload([*preimports, "ipykernel.kernelapp"])
+    preload(learn_kernel_imports())
 
 
 def preload(modules: list[str]) -> None:
@@ -450,7 +461,7 @@ def main() -> None:
         supervise()
     try:
         loaded = exit_if_host_goes(bootstrap)
-        preload([*learn_kernel_imports(), *config["preimports"]])
+        load(config["preimports"])
         loaded()
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         me = os.pidfd_open(os.getpid())
