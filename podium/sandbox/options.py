@@ -9,11 +9,12 @@ in bytes, ``"auto"`` resolved), which the sandboxes hold; its defaults are the m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from podium.sandbox.limits import LimitParams, ResourceLimits
 
@@ -23,6 +24,9 @@ DEFAULT_PREIMPORTS = (
     "numpy", "pandas", "sklearn", "sklearn.linear_model", "sklearn.model_selection",
     "sklearn.metrics", "sklearn.ensemble", "sklearn.preprocessing",
 )  # fmt: skip
+
+
+GPUS = re.compile(r"all|\s*\d+\s*(,\s*\d+\s*)*")  # sandbox.gpus: all, or device indices
 
 
 class SandboxParams(LimitParams):
@@ -54,6 +58,13 @@ class SandboxParams(LimitParams):
         "kernel, sharing its per-uid limits); never root",
     )
 
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, value: str | None) -> str | None:
+        if value and not GPUS.fullmatch(value):
+            raise ValueError('not "all" or device indices such as "0,1"')
+        return value
+
     @classmethod
     def of(cls, table: SandboxParams | Mapping[str, Any]) -> SandboxParams:
         """The params themselves, or a ``[sandbox]`` table as the config holds it
@@ -74,7 +85,7 @@ class SandboxParams(LimitParams):
             "preimports": tuple(self.preimports),
             "gpus": self.gpus or None,
             "interrupt_grace_s": self.interrupt_grace_s,
-            "user": self.user or "auto",
+            "user": "auto" if self.user == "" else self.user,  # uid 0 stays 0: refused
             "fork": self.fork,
         }
 

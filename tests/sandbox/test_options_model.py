@@ -212,7 +212,8 @@ def test_the_reference_preset_reads_into_its_limits() -> None:
      ("sandbox.workspace_size=-1", "sandbox.workspace_size: not a size", "default 20G"),
      ("sandbox.processes=2", "sandbox.processes: Input should be greater than or equal to 8",
       "default 512"),
-     ("sandbox.interrupt_grace_s=0", "sandbox.interrupt_grace_s", "default 3")],
+     ("sandbox.interrupt_grace_s=0", "sandbox.interrupt_grace_s", "default 3"),
+     ("sandbox.gpus=abc", 'sandbox.gpus: not "all" or device indices', '"all" or device')],
 )  # fmt: skip
 def test_a_bad_key_or_value_is_one_line_with_a_hint(override: str, message: str, hint: str) -> None:
     with pytest.raises(ConfigError) as caught:
@@ -313,3 +314,9 @@ def test_an_unknown_sandbox_is_named_when_it_is_made() -> None:
     assert cfg.sandbox.memory == "auto"
     with pytest.raises(UnknownNameError, match="unknown sandbox 'bwarp'"):
         load_registry().sandbox(cfg.sandbox.name)
+
+
+def test_uid_0_is_kept_as_written_so_the_sandbox_refuses_it() -> None:
+    """``user = 0`` is root, not "no value": it must reach the check that refuses root."""
+    assert SandboxParams.of({"user": 0}).options().user == 0
+    assert SandboxParams.of({}).options().user == "auto"
