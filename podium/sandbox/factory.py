@@ -32,6 +32,7 @@ from typing import Any
 from podium.errors import SandboxError
 from podium.sandbox.identity import SandboxUser
 from podium.sandbox.ipc import new_ipc_base
+from podium.sandbox.kernel_args import ARG_TEMPLATES
 from podium.sandbox.zygote import receive, send
 from podium.untrusted import remove_tree
 
@@ -265,6 +266,7 @@ def factory_config(
 ) -> dict[str, Any]:  # fmt: skip
     """The first message ``zygote.py`` reads (each kernel's uid comes with its request)."""
     return {
+        "kernel_args": list(ARG_TEMPLATES),  # {dir}: the kernel's connection file's folder
         "preimports": list(preimports), "seccomp": seccomp.hex(), "switch": switch,
         "tmp_bytes": tmp_bytes, "shm_bytes": shm_bytes,
         "ipc_base": str(ipc_base), "python_paths": sorted(map(str, python_paths)),

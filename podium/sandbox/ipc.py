@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from podium.sandbox.cgroups import LEFTOVER
+from podium.sandbox.kernel_args import ORDERED_STREAMS, STARTUP_FILE
 from podium.untrusted import remove_tree
 
 CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
 SOCKET_PREFIX = "k"  # the sockets are k-1 ... k-5
-CONNECTION_FILE = "kernel.json"
+CONNECTION_FILE = "kernel.json"  # the kernel's start-up script lies beside it (kernel_args)
 _TOKEN = secrets.token_hex(4)
 
 
@@ -60,6 +61,10 @@ class IpcDir:
         return self.kernel / CONNECTION_FILE
 
     @property
+    def startup_file(self) -> Path:
+        return self.kernel / STARTUP_FILE
+
+    @property
     def socket_names(self) -> list[str]:
         return [f"{SOCKET_PREFIX}-{port}" for port in range(1, len(CHANNELS) + 1)]
 
@@ -84,11 +89,13 @@ class IpcDir:
             path = side / CONNECTION_FILE
             path.write_text(json.dumps(data, indent=2))
             path.chmod(0o600)
+        ipc.startup_file.write_text(ORDERED_STREAMS)
+        ipc.startup_file.chmod(0o600)
         return ipc
 
     def hand_kernel_side_to(self, uid: int, gid: int) -> None:
         """Let another uid (the sandbox's) bind its sockets and read its connection file."""
-        for path in (self.kernel, self.kernel_connection_file):
+        for path in (self.kernel, self.kernel_connection_file, self.startup_file):
             os.chown(path, uid, gid)
 
     def remove(self) -> None:

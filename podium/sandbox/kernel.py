@@ -38,6 +38,7 @@ from podium.failpoints import failpoint
 from podium.processes import die_with_parent
 from podium.records import ExecResult, ExecStatus
 from podium.sandbox.ipc import IpcDir
+from podium.sandbox.kernel_args import kernel_args
 from podium.sandbox.messages import BoundedSession
 from podium.sandbox.output import LiveOutput
 from podium.sandbox.relay import Relay
@@ -116,7 +117,8 @@ class _LaunchedProvisioner(LocalProvisioner):
 
 
 def ipykernel_argv(python: str, connection_file: Path) -> list[str]:
-    return [python, "-m", "ipykernel_launcher", "-f", str(connection_file)]
+    connection = str(connection_file)
+    return [python, "-m", "ipykernel_launcher", "-f", connection, *kernel_args(connection)]
 
 
 @dataclass

@@ -27,6 +27,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from podium.sandbox.kernel_args import kernel_args
+
 # Run by the solutions' interpreter (which need not have Podium installed): argv is the
 # lifeline's descriptor, the module to run as ``-m`` would, and that module's arguments.
 # ``-c`` puts '' (the working directory, the slot) first on sys.path; it is dropped, as
@@ -58,7 +60,9 @@ class Lifeline:
     def argv(self, python: str, connection_file: Path) -> list[str]:
         """The kernel's command: the IPython kernel on ``connection_file``, watching the pipe."""
         fd = str(self.kernel_fd)
-        return [python, "-c", WATCH, fd, "ipykernel_launcher", "-f", str(connection_file)]
+        connection = str(connection_file)
+        kernel = ["ipykernel_launcher", "-f", connection, *kernel_args(connection)]
+        return [python, "-c", WATCH, fd, *kernel]
 
     def launched(self) -> None:
         """The launched process holds its own copy of the read end: Podium's is closed."""

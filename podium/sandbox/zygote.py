@@ -220,7 +220,7 @@ def init(request: dict[str, Any], fds: list[int], config: dict[str, Any]) -> Non
         kernel = os.fork()
         if kernel == 0:
             reply.close()
-            run_kernel(request["connection"])
+            run_kernel(request["connection"], config["kernel_args"])
         status = reap_until(kernel)
         code = os.waitstatus_to_exitcode(status)
         code = 128 - code if code < 0 else code  # killed by a signal: as bwrap reports it
@@ -366,7 +366,7 @@ def reap_until(kernel: int) -> int:
             return status
 
 
-def run_kernel(connection: str) -> None:
+def run_kernel(connection: str, kernel_args: list[str]) -> None:
     """KK: as a cold kernel would start, from here on. Never returns."""
     try:
         os.closerange(3, 1 << 16)
@@ -375,7 +375,9 @@ def run_kernel(connection: str) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(WORKSPACE)
         reseed()
-        sys.argv = [str(ipykernel_dir().parent / "ipykernel_launcher.py"), "-f", connection]
+        launcher = str(ipykernel_dir().parent / "ipykernel_launcher.py")
+        folder = Path(connection).parent
+        sys.argv = [launcher, "-f", connection, *(a.format(dir=folder) for a in kernel_args)]
         del sys.path[0]  # the factory's directory; ipykernel_launcher drops its own the same way
         sys.path_importer_cache.clear()
         from ipykernel import kernelapp
