@@ -594,13 +594,14 @@ def _call_hook(pm: PodiumPluginManager, name: str, **kwargs: Any) -> None:
 
 
 def _stop_on_signals(search: Search) -> contextlib.AbstractContextManager[None]:
-    """First SIGINT/SIGTERM: stop, marking nodes in flight interrupted. Second: exit now."""
+    """First SIGINT/SIGTERM: stop, marking nodes in flight interrupted. A second Ctrl-C: exit
+    now (see ``two_stage_stop``)."""
 
     def stop(signum: int) -> None:
         log.warning(
-            "stopping (%s): nodes in flight are marked interrupted; "
-            "press Ctrl-C again to quit at once",
+            "stopping (%s): nodes in flight are marked interrupted; %s to quit at once",
             signal.Signals(signum).name,
+            "press Ctrl-C again" if signum == signal.SIGINT else "press Ctrl-C",
         )
         search.request_stop("interrupted")
 

@@ -314,8 +314,8 @@ def execute(
 
 
 def _cancel_on_signals(task: asyncio.Future[None]) -> contextlib.AbstractContextManager[None]:
-    """First SIGINT/SIGTERM: stop every run gracefully. Second: quit now (each run still gets
-    SIGTERM from the kernel when this process dies, and stays resumable)."""
+    """First SIGINT/SIGTERM: stop every run gracefully. A second Ctrl-C: quit now (each run
+    still gets SIGTERM from the kernel when this process dies, and stays resumable)."""
 
     def cancel(signum: int) -> None:
         task.cancel()
