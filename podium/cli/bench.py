@@ -183,11 +183,33 @@ def _finish(sweep: Sweep, completed: bool, report: bool) -> None:
 
 
 def _write_report(root: Path) -> None:
+    """The sweep's report, into a folder no earlier comparison is in (:func:`report_dir`). A
+    report that cannot be made (runs of mixed budgets, say) is said in one line with the
+    command that makes it; the sweep itself has still run."""
     started = time.monotonic()
     from podium.experiments.reports import build_report
-    from podium.formats.sweep_dir import REPORT_DIR
 
-    target = root / REPORT_DIR
-    build_report([root], target)
+    target = report_dir(root)
+    try:
+        build_report([root], target)
+    except UserError as exc:
+        err.print(f"report not written: {escape(exc.message)}")
+        if exc.hint:
+            err.print(f"hint: {escape(exc.hint)} (podium compare {root})")
+        return
     out.print(f"report   {target}/summary.md ({time.monotonic() - started:.1f}s)")
     sys.stdout.flush()
+
+
+def report_dir(root: Path) -> Path:
+    """Where the sweep's report goes: ``SWEEP/report`` when it does not exist or is empty,
+    else the first free ``SWEEP/report-2``, ``report-3``, ... An existing folder may hold an
+    earlier comparison (``podium compare SWEEP --baseline ...`` writes there by default) or
+    files a user put there: ``podium bench --resume`` never replaces or deletes them."""
+    from podium.formats.sweep_dir import REPORT_DIR
+
+    target, n = root / REPORT_DIR, 1
+    while target.exists() and (not target.is_dir() or any(target.iterdir())):
+        n += 1
+        target = root / f"{REPORT_DIR}-{n}"
+    return target

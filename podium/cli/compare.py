@@ -4,8 +4,11 @@ Where the report goes without
 ``--out``: ``DIR/report`` for a single directory (a sweep's report lives with the sweep); with
 several directories no one of them owns the comparison, so ``--out`` is required.
 
-The terminal gets the key columns, sized to fit 100 columns (a terminal's own width when it is
-narrower; 100 in a pipe), and every caveat; the full tables are in summary.md.
+The terminal gets the report's top-level caveats first (incomplete, mixed budgets, saturated),
+then the key columns, sized to fit 100 columns (a terminal's own width when it is narrower; 100
+in a pipe), the per-task scores and percentiles (first when medal rates are saturated), and
+every caveat again under the tables; the full tables are in summary.md. Runs configured with
+different budgets are refused unless ``--allow-mixed-budgets``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ def compare(
         Path | None,
         typer.Option("--out", help="Report directory. Default: DIR/report for a single DIR."),
     ] = None,
+    allow_mixed_budgets: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mixed-budgets",
+            help="Compare runs configured with different budgets (every output says so).",
+        ),
+    ] = False,
 ) -> None:
     """Aggregate sweeps into a table, plots and a disclosure card (summary.md, summary.json)."""
     from podium.experiments.reports import (
@@ -47,20 +57,30 @@ def compare(
         report_splits,
         summary_table,
     )
-    from podium.experiments.reports.report import regret_table, report_caveats
+    from podium.experiments.reports.report import (
+        regret_table,
+        report_caveats,
+        saturated,
+        task_table,
+        top_caveats,
+    )
     from podium.formats.sweep_dir import REPORT_DIR
 
     if out is None:
         if len(dirs) != 1:
             raise UserError("several directories: say where the report goes", hint=OUT_HINT)
         out = dirs[0] / REPORT_DIR
-    report = build_report(dirs, out, baseline)
+    report = build_report(dirs, out, baseline, allow_mixed_budgets)
     # A terminal's own width; in a pipe, the width the tables are made to fit.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-    for split in report_splits(report):
-        console.print(summary_table(report, split))
-        console.print()
-    for table in (paired_table(report), regret_table(report)):
+    for caveat in top_caveats(report):
+        console.print(f"[bold]CAVEAT:[/bold] {escape(caveat)}")
+    tables = [summary_table(report, split) for split in report_splits(report)]
+    per_task = task_table(report)
+    if per_task is not None:
+        # Saturated medal rates separate nothing: the scores and percentiles lead.
+        tables = [per_task, *tables] if saturated(report) else [*tables, per_task]
+    for table in [*tables, paired_table(report), regret_table(report)]:
         if table is not None:
             console.print(table)
             console.print()

@@ -12,7 +12,8 @@ as no medal and percentile 0):
 * cost and effort over the runs that exist (a failed run spent money too): means and totals of
   tokens, USD, wall seconds and nodes, and the buggy rate Σbuggy / Σnodes;
 * run counts: expected (grid cells), finished, failed, missing (everything else: no run dir,
-  interrupted, still running);
+  interrupted, still running), and ``incomplete``: the cells without a complete run (finished
+  and graded, ``reports.validity``), which paired statistics leave out;
 * MLE-bench's aggregate counts under its names (``total_runs``, ``total_medals``, ...; the
   same numbers ``podium.benchmarks.aggregate_reports`` gives), so its readers find them. The
   per-run ``competition_reports`` are left out: each run's full report is its ``grade.json``,
@@ -30,6 +31,7 @@ from typing import Any, TypeVar
 from podium.experiments.reports.record import OUTCOMES, Cell
 from podium.experiments.reports.runs import RunSet
 from podium.experiments.reports.stats import mean_sem, pass_at_k
+from podium.experiments.reports.validity import complete
 
 K = TypeVar("K")
 
@@ -146,6 +148,7 @@ def _counts(runs: RunSet, cells: list[Cell]) -> dict[str, int]:
         "finished": finished,
         "failed": failed,
         "missing": len(cells) - finished - failed,
+        "incomplete": sum(not complete(runs.run(c)) for c in cells),
     }
 
 
@@ -164,3 +167,31 @@ def _mlebench_totals(runs: RunSet, cells: list[Cell]) -> dict[str, int]:
 def _has_submission(runs: RunSet, cell: Cell) -> bool:
     run = runs.run(cell)
     return run is not None and run.finished and run.submission_exists
+
+
+def task_table(runs: RunSet) -> list[dict[str, Any]]:
+    """Per task × (strategy, model): the mean test score and leaderboard percentile over its
+    complete runs (None without one: a missing run has no score, not a score of 0), and how many
+    of its cells have a complete run. Scores are in the task's own metric, so they are compared
+    within a task only, never averaged across tasks."""
+    rows = []
+    for task in sorted({c.task for c in runs.grid}):
+        for strategy, model in runs.groups():
+            cells = [c for c in runs.cells(strategy, model) if c.task == task]
+            if not cells:
+                continue
+            done = [r for c in cells if complete(r := runs.run(c)) and r is not None]
+            scores = [r.score for r in done if r.score is not None]
+            rows.append(
+                {
+                    "task": task,
+                    "strategy": strategy,
+                    "model": model,
+                    "complete": len(done),
+                    "expected": len(cells),
+                    "score": sum(scores) / len(scores) if scores else None,
+                    "percentile": sum(r.percentile() for r in done) / len(done) if done else None,
+                    "medals": sum(r.any_medal for r in done),
+                }
+            )
+    return rows

@@ -18,6 +18,14 @@ What ran, not what was asked: the operator set of each strategy's runs is the on
 are shown with the git commit and dirty state their runs recorded. A value a run did not record
 (an older Podium's run) is shown as "not recorded", never filled in from elsewhere.
 
+Plugins that took part, not every one loaded: a run records every plugin package its process
+loaded (``versions.plugins``), and a process loads every one installed. The card lists, per
+run, only the packages that provided something the run used (its strategy, the backends of its
+code and review models, its sandbox, its benchmark, its operator set), as the entry-point
+plugins installed here say (:func:`plugin_providers`). A recorded package that is not installed
+here cannot be checked and is kept, marked so; when the plugins here cannot be loaded at all,
+every recorded package is kept and the card says the list is unfiltered.
+
 Retries: a sweep's manifest counts each run's attempts and keeps the errors of those that did not
 finish; the card lists every run that needed more than one attempt or did not finish, so twelve
 runs that each failed once before finishing cannot read as twelve clean runs.
@@ -31,6 +39,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from podium.errors import PodiumError
 from podium.experiments.reports.record import Cell, Run
 from podium.experiments.reports.runs import Manifest, RunSet
 from podium.formats import RunDir, RunSummary
@@ -47,6 +56,7 @@ def disclosure(runs: RunSet) -> dict[str, Any]:
     """The card as a JSON-ready dict (render it with :func:`card_markdown`)."""
     existing = [runs.runs[c] for c in runs.grid if c in runs.runs]
     summaries = {r.path: _summary(r) for r in existing}
+    providers = plugin_providers()
     return {
         "runs": len(existing),
         "expected_runs": len(runs.grid),
@@ -63,7 +73,8 @@ def disclosure(runs: RunSet) -> dict[str, Any]:
         "seeds": sorted({c.seed for c in runs.grid}),
         "podium_versions": _versions(runs, existing),
         "podium_builds": distinct(existing, lambda r: _podium_build(summaries[r.path])),
-        "plugins": distinct(existing, lambda r: _plugins(summaries[r.path])),
+        "plugins": distinct(existing, lambda r: _plugins(r, summaries[r.path], providers)),
+        "plugins_filtered": providers is not None,
         "sandboxes": dict(Counter(r.sandbox or "unknown" for r in existing)),
         "obfuscated_description": sum(bool(r.obfuscated_description) for r in existing),
         "clean_track": clean_track(existing),
@@ -168,13 +179,67 @@ def _podium_build(summary: RunSummary) -> dict[str, Any]:
     return {"version": v.podium, "commit": v.podium_commit, "dirty": v.podium_dirty}
 
 
-def _plugins(summary: RunSummary) -> dict[str, Any] | None:
-    """The plugin packages a run loaded, ``{name: {version, commit, dirty}}``; None when the
-    run did not record them (an older Podium's)."""
+Providers = dict[tuple[str, str], str]  # (kind, name) → the distribution that provides it
+
+
+def plugin_providers() -> Providers | None:
+    """What each installed entry-point plugin package provides here: (kind, name) → its
+    distribution name (kinds: backend, strategy, sandbox, benchmark, operators). None when the
+    plugins cannot be loaded (a broken plugin): the card then lists every recorded package."""
+    try:
+        from podium.plugins import Registry, create_plugin_manager
+
+        registry = Registry(create_plugin_manager((), autoload=True))
+    except (PodiumError, ImportError):
+        return None
+    tables: dict[str, dict[str, Any]] = {
+        "backend": registry.backends,
+        "strategy": registry.strategies,
+        "sandbox": registry.sandboxes,
+        "benchmark": registry.benchmarks,
+        "operators": registry.operator_sets,
+    }
+    found: Providers = {}
+    for kind, table in tables.items():
+        for name, entry in table.items():
+            words = str(entry.origin).split()
+            if words[:2] == ["entry", "point"] and len(words) > 2:
+                found[kind, name] = words[2]
+    return found
+
+
+def used_names(run: Run, summary: RunSummary) -> set[tuple[str, str]]:
+    """The (kind, name) of everything a plugin could have provided to the run."""
+    names = {("strategy", run.strategy), ("benchmark", run.task.split("/", 1)[0])}
+    for model in {run.model, run.review_model or run.model}:
+        names.add(("backend", model))
+        cuts = [i for i in (model.find("/"), model.find(":")) if i > 0]
+        if cuts:
+            names.add(("backend", model[: min(cuts)]))
+    if run.sandbox:
+        names.add(("sandbox", run.sandbox))
+    if summary.operators:
+        names.add(("operators", summary.operators))
+    return names
+
+
+def _plugins(run: Run, summary: RunSummary, providers: Providers | None) -> dict[str, Any] | None:
+    """The plugin packages that took part in a run, ``{name: {version, commit, dirty}}`` (see
+    the module doc; a package not installed here is kept with ``"unchecked": True``); None
+    when the run did not record them (an older Podium's)."""
     v = summary.versions
     if v is None or v.plugins is None:
         return None
-    return {name: p.model_dump() for name, p in sorted(v.plugins.items())}
+    recorded = {name: p.model_dump() for name, p in sorted(v.plugins.items())}
+    if providers is None:
+        return recorded
+    installed = set(providers.values())
+    took_part = {providers[k] for k in used_names(run, summary) if k in providers}
+    return {
+        name: p if name in installed else {**p, "unchecked": True}
+        for name, p in recorded.items()
+        if name in took_part or name not in installed
+    }
 
 
 def _budget(run: Run) -> dict[str, Any]:
@@ -327,14 +392,24 @@ def _code_lines(card: dict[str, Any]) -> list[str]:
     if not builds:
         lines.append(f"- Podium: {', '.join(card['podium_versions']) or 'unknown'}")
     shown = [f"{_plugin_set(v['value'])} ({_runs(v['runs'])})" for v in card["plugins"]]
-    lines.append(f"- Plugins: {'; '.join(shown) or 'none'}")
+    which = (
+        "that took part (provided the runs' strategy, models, sandbox, benchmark or operators)"
+        if card.get("plugins_filtered", True)
+        else "loaded (the plugins here could not be loaded to tell which took part)"
+    )
+    lines.append(f"- Plugins {which}: {'; '.join(shown) or 'none'}")
     return lines
 
 
 def _plugin_set(plugins: dict[str, Any] | None) -> str:
     if plugins is None:
         return "not recorded"
-    return ", ".join(f"{name} {_build(p)}" for name, p in plugins.items()) or "none"
+    shown = (
+        f"{name} {_build(p)}"
+        + (" (not installed here: cannot tell whether it took part)" if p.get("unchecked") else "")
+        for name, p in plugins.items()
+    )
+    return ", ".join(shown) or "none"
 
 
 def _build(value: dict[str, Any]) -> str:

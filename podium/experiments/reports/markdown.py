@@ -11,6 +11,10 @@ a wall time whose runs had no comparable CPU share carries :data:`WALL_MARK` and
 under the tables; a comparison whose pairs built identical trees, or that has few tasks or
 seeds, carries flags in its row and its caveats under the paired table; a comparison whose
 every pair built identical trees shows "identical trees" instead of an interval of zeros.
+The report's top-level caveats (incomplete, mixed budgets, saturated: ``reports.validity``) open
+summary.md, before any number. A saturated report (every run medalled, or none) leads with the
+per-task table of scores and percentiles and puts percentile before the medal rates; the per-task
+table is always there.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ RESULT_HEADERS = (
     "nodes / run",
     "buggy",
     "runs done",
+    "missing",
 )
 PAIRED_HEADERS = (
     "strategy",
@@ -58,9 +63,13 @@ TERMINAL_RESULT_COLUMNS = (
     "model",
     "any medal %",
     "percentile",
-    "pass@1 %",
+    "USD / run",
     "runs done",
-)
+    "missing",
+)  # pass@1 is summary.md's: on a full grid it equals the any-medal rate
+# Saturated (every run medalled, or none): the percentile leads, the medal rate follows.
+SATURATED_ORDER = (0, 1, 3, 2, 4, 5, 6)
+TASK_TABLE_HEADERS = ("task", "strategy", "model", "score", "percentile", "medals", "complete")
 TERMINAL_PAIRED_COLUMNS = ("strategy", "model", "Δ percentile [95% CI]", "p", "w/t/l", "flags")
 TASK_HEADERS = (
     "task",
@@ -101,12 +110,14 @@ PLOT_TITLES = {
     "percentile_vs_time": "Best-so-far leaderboard percentile by wall time",
     "medal_rates": "Medal rates (mean ± SEM over seeds)",
     "paired_differences": "Paired percentile differences against the baseline (95% CI)",
+    "cost_vs_percentile": "Cost per run against leaderboard percentile",
 }
 WALL_MARK = "†"  # a wall time that is not comparable (see the wall-time caveats)
 IDENTICAL = "identical trees"
 FLAGS_LEGEND = (
     "flags: identical k/n = k of n pairs built the same search tree in both strategies; "
-    "small n = fewer than 5 tasks or seeds (the CI is too narrow: read p, an exact test)"
+    "small n = fewer than 5 tasks or seeds (the CI is too narrow: read p, an exact test); "
+    "INCOMPLETE k left out = k pairs had a missing run (tests use complete pairs only)"
 )
 DETAILS = "details in summary.md"
 
@@ -153,23 +164,57 @@ def _result_row(
         _number(cost["mean_nodes"]),
         _rate(cost["buggy_rate"]),
         f"{runs['finished']}/{runs['expected']}",
+        _missing(runs),
     ]
 
 
-def terminal_result_rows(groups: list[dict[str, Any]], split: str) -> list[list[str]]:
-    """One row of :data:`TERMINAL_RESULT_COLUMNS` per group that has ``split``: the same cells
-    as summary.md's, pass@1 alone."""
-    return [
+def _missing(runs: dict[str, Any]) -> str:
+    """Cells without a complete run (finished and graded); "0" when none."""
+    return str(runs.get("incomplete", runs["expected"] - runs["finished"]))
+
+
+def terminal_result_columns(saturated: bool = False) -> tuple[str, ...]:
+    """The terminal's result columns; percentile first when medal rates are saturated."""
+    if not saturated:
+        return TERMINAL_RESULT_COLUMNS
+    return tuple(TERMINAL_RESULT_COLUMNS[i] for i in SATURATED_ORDER)
+
+
+def terminal_result_rows(
+    groups: list[dict[str, Any]], split: str, saturated: bool = False
+) -> list[list[str]]:
+    """One row of :func:`terminal_result_columns` per group that has ``split``: the same cells
+    as summary.md's."""
+    rows = [
         [
             g["strategy"],
             g["model"],
             stat(s["any_medal"]),
             stat(s["leaderboard_percentile"]),
-            f"{s['pass_at_k']['1']:.1f}",
+            _usd(s["cost"]["mean_usd"]),
             f"{s['runs']['finished']}/{s['runs']['expected']}",
+            _missing(s["runs"]),
         ]
         for g in groups
         if (s := g["splits"].get(split)) is not None
+    ]
+    return [[r[i] for i in SATURATED_ORDER] for r in rows] if saturated else rows
+
+
+def task_rows(tasks: list[dict[str, Any]]) -> list[list[str]]:
+    """One row of :data:`TASK_TABLE_HEADERS` per task × (strategy, model): score and percentile
+    are means over the complete runs ("-" without one: a missing run has no score)."""
+    return [
+        [
+            t["task"],
+            t["strategy"],
+            t["model"],
+            _score(t["score"]),
+            "-" if t["percentile"] is None else f"{t['percentile']:.1f}",
+            f"{t['medals']}/{t['complete']}",
+            f"{t['complete']}/{t['expected']}",
+        ]
+        for t in tasks
     ]
 
 
@@ -214,6 +259,9 @@ def flags(c: dict[str, Any]) -> str:
         found.append(f"identical {c['identical_trees']}/{c['n_pairs']}")
     if any(caveat.startswith("small n") for caveat in c["caveats"]):
         found.append("small n")
+    left_out = (c.get("incomplete") or {}).get("pairs")
+    if left_out:
+        found.append(f"INCOMPLETE {left_out} left out")
     return ", ".join(found) or "-"
 
 
@@ -303,9 +351,11 @@ def _line(cells: Sequence[str]) -> str:
 def summary_markdown(data: dict[str, Any]) -> str:
     """The whole summary.md for a report's data (see ``report.build_report``): its sections in
     order, each from its own function, so a new section slots in between them."""
+    saturated = bool((data.get("validity") or {}).get("saturated"))
     sections: list[Callable[[dict[str, Any]], str | None]] = [
         _sources,
-        _results,
+        _top_caveats,
+        *((_task_section, _results) if saturated else (_results, _task_section)),
         _wall_section,
         _paired_or_none,
         _regret_section,
@@ -321,11 +371,33 @@ def _sources(data: dict[str, Any]) -> str:
         "# Podium report\n",
         "Runs from: " + ", ".join(f"`{s}`" for s in data["sources"]),
         "",
-        "Percentages are mean ± SEM over seeds; a missing, failed or unfinished run counts "
-        "as no medal and percentile 0.",
+        "Percentages are mean ± SEM over seeds. In the medal rates and percentiles of the result "
+        "tables a missing, failed, unfinished or ungraded run counts as no medal and percentile "
+        "0 (MLE-bench's leaderboard rule); the paired comparison never counts it: it uses "
+        "complete pairs only. `missing`: grid cells without a finished, graded run.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _top_caveats(data: dict[str, Any]) -> str | None:
+    """The report's top-level caveats (``reports.validity``), before any number."""
+    found = data.get("caveats") or []
+    if not found:
+        return None
+    return "## Caveats\n\n" + "".join(f"- **{c}**\n" for c in found)
+
+
+def _task_section(data: dict[str, Any]) -> str | None:
+    tasks = data.get("tasks")
+    if not tasks:
+        return None
+    return (
+        "## Per task: scores and percentiles\n\n"
+        "Mean test score (the task's own metric: compare within a task only) and leaderboard "
+        "percentile over each group's complete runs; medals: medalled / complete runs.\n\n"
+        + table(TASK_TABLE_HEADERS, task_rows(tasks))
+    )
 
 
 def _results(data: dict[str, Any]) -> str:

@@ -1,7 +1,11 @@
 """Paired comparison of each strategy with a baseline strategy run with the same model.
 
-A pair is a (task, seed) whose cell is in the grid for both strategies; a missing or unfinished
-run counts as no medal and percentile 0, as in the aggregates. Per pair, the difference
+A pair is a (task, seed) whose cell is in the grid for both strategies and whose two runs are
+both *complete* (finished and graded, ``reports.validity.complete``). A pair with a missing,
+unfinished or ungraded run is never a paired outcome: counting it as "no medal, percentile 0"
+(MLE-bench's rule for leaderboard rates) would turn a sweep stopped early into a significant
+difference. Such pairs are counted (``incomplete``, by side) and the comparison carries an
+"incomplete" caveat; the tests and intervals use the complete pairs only. Per pair, the difference
 (strategy − baseline) of any-medal (0/1, reported in percentage points) and of leaderboard
 percentile. Reported per comparison:
 
@@ -40,6 +44,7 @@ from podium.experiments.reports.stats import (
     permutation_test,
     sign_test,
 )
+from podium.experiments.reports.validity import complete
 
 SMALL_N = 5  # fewer tasks, or fewer pairs (seeds) per task, than this: the CI is too narrow
 FIXED_DELTA = 10.0  # percentile points: the power estimate's fixed effect size
@@ -103,18 +108,28 @@ def paired(runs: RunSet, baseline: str) -> dict[str, Any]:
 
 
 def compare(runs: RunSet, baseline: str, strategy: str, model: str) -> dict[str, Any]:
-    """``strategy`` against ``baseline`` with ``model`` over their common (task, seed) pairs."""
-    return comparison(_pairs(runs, baseline, strategy, model), strategy, baseline, model)
+    """``strategy`` against ``baseline`` with ``model`` over their complete (task, seed) pairs."""
+    pairs, incomplete = _pairs(runs, baseline, strategy, model)
+    return comparison(pairs, strategy, baseline, model, incomplete)
 
 
-def comparison(pairs: list[Pair], strategy: str, baseline: str, model: str) -> dict[str, Any]:
-    """Every number of one comparison (see the module doc) from its pairs."""
+def comparison(
+    pairs: list[Pair],
+    strategy: str,
+    baseline: str,
+    model: str,
+    incomplete: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Every number of one comparison (see the module doc) from its complete pairs;
+    ``incomplete``: the pairs left out, ``{"pairs", "strategy_missing", "baseline_missing"}``."""
     by_task = _by_task(pairs)
+    left_out = incomplete or {"pairs": 0, "strategy_missing": 0, "baseline_missing": 0}
     result: dict[str, Any] = {
         "strategy": strategy,
         "baseline": baseline,
         "model": model,
         "n_pairs": len(pairs),
+        "incomplete": dict(left_out),
         "n_tasks": len(by_task),
         "min_pairs_per_task": min((len(ps) for ps in by_task.values()), default=0),
         "identical_trees": sum(p.identical_tree for p in pairs),
@@ -172,6 +187,16 @@ def caveats(c: dict[str, Any]) -> list[str]:
     """What a reader must know before quoting comparison ``c`` (its dict so far), in words."""
     found = []
     n = c["n_pairs"]
+    left_out = c.get("incomplete") or {}
+    if left_out.get("pairs"):
+        found.append(
+            f"incomplete: {left_out['pairs']} of {left_out['pairs'] + n} pairs left out "
+            f"({c['strategy']} missing {left_out['strategy_missing']}, {c['baseline']} missing "
+            f"{left_out['baseline_missing']}: not finished or not graded); the tests use the "
+            f"{n} complete pairs only"
+        )
+    if not n:
+        found.append("no complete pair: nothing to test")
     if c["identical_trees"]:
         found.append(
             f"{c['identical_trees']} of {n} pairs have identical trees: these strategies made "
@@ -204,14 +229,25 @@ def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _pairs(runs: RunSet, baseline: str, strategy: str, model: str) -> list[Pair]:
+def _pairs(
+    runs: RunSet, baseline: str, strategy: str, model: str
+) -> tuple[list[Pair], dict[str, int]]:
+    """The complete pairs, and the count of those left out (by the side that is missing)."""
     base = {(c.task, c.seed): c for c in runs.cells(baseline, model)}
     pairs = []
+    left_out = {"pairs": 0, "strategy_missing": 0, "baseline_missing": 0}
     for cell in runs.cells(strategy, model):
         other = base.get((cell.task, cell.seed))
-        if other is not None:
+        if other is None:
+            continue
+        mine, theirs = complete(runs.run(cell)), complete(runs.run(other))
+        if mine and theirs:
             pairs.append(_pair(runs, cell, other))
-    return sorted(pairs, key=lambda p: (p.task, p.seed))
+            continue
+        left_out["pairs"] += 1
+        left_out["strategy_missing"] += not mine
+        left_out["baseline_missing"] += not theirs
+    return sorted(pairs, key=lambda p: (p.task, p.seed)), left_out
 
 
 def _pair(runs: RunSet, cell: Cell, base: Cell) -> Pair:

@@ -13,9 +13,15 @@ when a sweep ran ``parallel`` runs that needed more than the machine's ``cpus``,
 cores, whatever they were promised. The result table marks a wall time that is not comparable
 (``†``) and summary.md says why; no run means no wall time, and nothing to mark.
 
-The terminal gets the key columns only (:func:`summary_table`, :func:`paired_table`), sized to
-fit :data:`TERMINAL_WIDTH` columns without wrapping a cell, and the caveats
-(:func:`report_caveats`); summary.md has everything.
+Before any number, :func:`~podium.experiments.reports.validity.validity` decides whether the
+runs can be compared at all: runs configured with different budgets are refused (a UserError,
+nothing written) unless ``allow_mixed_budgets``; missing runs and saturated medal rates become
+the report's top-level ``caveats``, which the terminal prints first
+(:func:`top_caveats`), summary.md opens with, and every figure carries.
+
+The terminal gets the key columns only (:func:`summary_table`, :func:`paired_table`,
+:func:`task_table`), sized to fit :data:`TERMINAL_WIDTH` columns without wrapping a cell, and
+the caveats (:func:`report_caveats`); summary.md has everything.
 """
 
 from __future__ import annotations
@@ -35,16 +41,19 @@ from rich.table import Table
 
 from podium.errors import UserError
 from podium.experiments.reports.aggregate import ALL, aggregate
+from podium.experiments.reports.aggregate import task_table as tasks_of
 from podium.experiments.reports.disclosure import disclosure
 from podium.experiments.reports.markdown import (
     DETAILS,
     FLAGS_LEGEND,
+    TASK_TABLE_HEADERS,
     TERMINAL_PAIRED_COLUMNS,
-    TERMINAL_RESULT_COLUMNS,
     comparison_notes,
     splits,
     summary_markdown,
+    task_rows,
     terminal_paired_rows,
+    terminal_result_columns,
     terminal_result_rows,
 )
 from podium.experiments.reports.paired import paired
@@ -52,6 +61,7 @@ from podium.experiments.reports.plots import write_plots
 from podium.experiments.reports.record import Cell, Run
 from podium.experiments.reports.regret import regret_rows, selection_regret
 from podium.experiments.reports.runs import Manifest, RunSet, load_runs
+from podium.experiments.reports.validity import validity
 from podium.records import utcnow
 
 REPORT_FORMAT = "podium-report/1"
@@ -74,20 +84,31 @@ class Report:
     notes: tuple[str, ...]
 
 
-def build_report(dirs: Sequence[Path], out: Path, baseline: str | None = None) -> Report:
+def build_report(
+    dirs: Sequence[Path],
+    out: Path,
+    baseline: str | None = None,
+    allow_mixed_budgets: bool = False,
+) -> Report:
     """Compare the runs under ``dirs`` (sweep dirs, run dirs, folders holding them) and write
-    the report into ``out`` (created if needed; files of an older report there are replaced).
+    the report into ``out`` (created if needed; the files of an older report there with the
+    same names are replaced, any other file is left alone).
 
     ``baseline``: a strategy to compare every other strategy with (same model, paired by task
-    and seed). Raises UserError for unreadable runs, an unknown baseline, or an unwritable
+    and seed, complete pairs only). Raises UserError for unreadable runs, runs configured with
+    different budgets (unless ``allow_mixed_budgets``), an unknown baseline, or an unwritable
     ``out``; a plot that cannot be drawn is only a note.
     """
     runs = load_runs(dirs)
+    checked = validity(runs, allow_mixed_budgets)
     data: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "created_at": utcnow().isoformat(),
         "sources": [str(d) for d in dirs],
+        "caveats": checked["caveats"],
+        "validity": checked,
         "groups": aggregate(runs),
+        "tasks": tasks_of(runs),
         "wall_time": wall_time(runs),
         "paired": paired(runs, baseline) if baseline is not None else None,
         "selection_regret": selection_regret(runs),
@@ -95,8 +116,16 @@ def build_report(dirs: Sequence[Path], out: Path, baseline: str | None = None) -
         "runs": run_rows(runs),
     }
     _make_dir(out)
-    plots = write_plots(runs, data["groups"], out, data["paired"])
+    plots = write_plots(
+        runs,
+        data["groups"],
+        out,
+        data["paired"],
+        caveats=checked["caveats"],
+        time_comparable=data["wall_time"]["comparable"],
+    )
     data["plots"] = plots.files
+    data["plot_captions"] = plots.texts
     data["notes"] = [*runs.notes, *data["selection_regret"]["notes"], *plots.notes]
     _write(out / SUMMARY_JSON, json.dumps(data, indent=2) + "\n")
     _write(out / SUMMARY_MD, summary_markdown(data))
@@ -280,12 +309,40 @@ def report_splits(report: Report) -> list[str]:
     return splits(report.data["groups"])
 
 
+def saturated(report: Report) -> bool:
+    """Every complete run medalled, or none did (medal rates cannot separate strategies)."""
+    return bool((report.data.get("validity") or {}).get("saturated"))
+
+
 def summary_table(report: Report, split: str = ALL) -> Table:
-    """The result table's key columns (the same cells as summary.md's) for a terminal."""
+    """The result table's key columns (the same cells as summary.md's) for a terminal; the
+    percentile leads when the report is saturated."""
     title = f"{split} tasks" if split == ALL else f"split {split}"
+    full = saturated(report)
     return _terminal_table(
-        TERMINAL_RESULT_COLUMNS, terminal_result_rows(report.data["groups"], split), title
+        terminal_result_columns(full),
+        terminal_result_rows(report.data["groups"], split, full),
+        title,
+        f"{DETAILS}; missing: no finished, graded run",
     )
+
+
+def task_table(report: Report) -> Table | None:
+    """Per task × strategy: mean score and percentile over complete runs (None: no tasks)."""
+    tasks = report.data.get("tasks")
+    if not tasks:
+        return None
+    return _terminal_table(
+        TASK_TABLE_HEADERS,
+        task_rows(tasks),
+        "per task: score and percentile over complete runs",
+        "score: the task's own metric, compare within a task; medals: medalled / complete",
+    )
+
+
+def top_caveats(report: Report) -> list[str]:
+    """The report's top-level caveats (incomplete, mixed budgets, saturated), first thing."""
+    return list(report.data.get("caveats") or [])
 
 
 def paired_table(report: Report) -> Table | None:
@@ -297,7 +354,7 @@ def paired_table(report: Report) -> Table | None:
         TERMINAL_PAIRED_COLUMNS,
         terminal_paired_rows(paired_data),
         f"paired against {paired_data['baseline']}",
-        f"p: exact sign-flip test; {FLAGS_LEGEND}; {DETAILS}",
+        f"{DETAILS}; p: exact sign-flip test; {FLAGS_LEGEND}",
     )
 
 

@@ -247,7 +247,7 @@ def _notes(runs: RunSet, loose_grid: set[Cell]) -> list[str]:
     if ungraded:
         notes.append(
             f"{ungraded} finished runs have no grade (the task has no private answers "
-            "or leaderboard): counted as no medal"
+            "or leaderboard): counted as no medal in the rates, left out of paired statistics"
         )
     no_pct = sum(r.valid_submission and r.leaderboard_percentile is None for r in finished)
     if no_pct:

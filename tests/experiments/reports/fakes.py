@@ -76,6 +76,8 @@ class Spec:
     host: dict[str, Any] | None = field(default_factory=lambda: dict(HOST))
     curve: list[tuple[int, float, float]] | None = None
     journal: Sequence[TreeNode] | None = None  # None: the run dir has no journal.sqlite
+    budget: dict[str, Any] = field(default_factory=lambda: {"steps": 4})  # config's [budget]
+    plugins: dict[str, Any] | None = None  # summary.json's versions.plugins (None: left out)
 
     @property
     def dirname(self) -> str:
@@ -211,7 +213,7 @@ def _summary(spec: Spec) -> dict[str, Any]:
         "sandboxed": spec.sandboxed,
         "seed": spec.seed,
         "workers": 1,
-        "budget": {"steps": 4, "time": None, "cost": None},
+        "budget": {"time": None, "cost": None, **spec.budget},
         "status": spec.status,
         "steps": spec.nodes,
         "good_nodes": spec.nodes - spec.buggy,
@@ -225,6 +227,8 @@ def _summary(spec: Spec) -> dict[str, Any]:
         },
         "versions": {"podium": "0.1.0", "python": "3.11.7", "journal_schema": 1},
     }
+    if spec.plugins is not None:
+        summary["versions"]["plugins"] = spec.plugins
     if spec.graded:
         grade = {
             k: v
@@ -274,7 +278,7 @@ def _config(spec: Spec) -> dict[str, Any]:
         "workers": 1,
         "model": {"name": spec.model},
         "search": {"strategy": spec.strategy, **spec.search},
-        "budget": {"steps": 4},
+        "budget": dict(spec.budget),
         "exec": {"timeout": 60.0},
         "sandbox": {"name": spec.sandbox},
     }

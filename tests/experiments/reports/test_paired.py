@@ -32,20 +32,20 @@ def mcts(runset: RunSet) -> dict[str, Any]:
     return comparison
 
 
-def test_pairs_count_missing_runs_as_zero_and_equal_percentiles_as_ties(
-    mcts: dict[str, Any],
-) -> None:
-    # percentile differences mcts − greedy: a 0, +6; b +30, +20 (greedy's b1 missing);
-    # c −20, 0 (greedy's c1 failed, mcts's c1 invalid: 0 vs 0, a tie)
+def test_pairs_with_a_missing_run_are_left_out_and_counted(mcts: dict[str, Any]) -> None:
+    # complete pairs, percentile differences mcts − greedy: a 0, +6; b +30; c −20. Left out:
+    # b1 (greedy's missing) and c1 (greedy's failed; mcts's invalid run is complete: a result).
     assert (mcts["strategy"], mcts["model"], mcts["n_pairs"], mcts["n_tasks"]) == (
         "mcts",
         "baseline",
-        6,
+        4,
         3,
     )
-    assert (mcts["wins"], mcts["ties"], mcts["losses"]) == (3, 2, 1)
-    assert mcts["percentile"]["mean_diff"] == pytest.approx(6.0)
-    # medal differences: a 0, 0; b +1, 0; c −1, 0
+    assert mcts["incomplete"] == {"pairs": 2, "strategy_missing": 0, "baseline_missing": 2}
+    assert mcts["caveats"][0].startswith("incomplete: 2 of 6 pairs left out")
+    assert (mcts["wins"], mcts["ties"], mcts["losses"]) == (2, 1, 1)
+    assert mcts["percentile"]["mean_diff"] == pytest.approx(4.0)
+    # medal differences: a 0, 0; b +1; c −1
     assert mcts["any_medal_pp"]["mean_diff"] == pytest.approx(0.0)
 
 
@@ -62,16 +62,17 @@ def test_per_task_differences(mcts: dict[str, Any]) -> None:
             "identical_trees": 0,
         }
     )
-    assert rows["mini/b"]["any_medal_pp"] == 50.0 and rows["mini/b"]["percentile_diff"] == 25.0
-    assert rows["mini/c"]["any_medal_pp"] == -50.0 and rows["mini/c"]["percentile_diff"] == -10.0
+    assert rows["mini/b"]["pairs"] == 1 and rows["mini/b"]["percentile_diff"] == 30.0
+    assert rows["mini/b"]["any_medal_pp"] == 100.0
+    assert rows["mini/c"]["any_medal_pp"] == -100.0 and rows["mini/c"]["percentile_diff"] == -20.0
 
 
 def test_the_interval_contains_the_mean_and_is_reproducible(
     mcts: dict[str, Any], runset: RunSet
 ) -> None:
     low, high = mcts["percentile"]["ci95"]
-    # Resampling 3 tasks: the mean lies between the worst task's (−10) and the best's (+25).
-    assert -10.0 <= low < 6.0 < high <= 25.0
+    # Resampling 3 tasks: the mean lies between the worst task's (−20) and the best's (+30).
+    assert -20.0 <= low < 4.0 < high <= 30.0
     again = paired(runset, "greedy")["comparisons"][0]
     assert again["percentile"]["ci95"] == [low, high]
     assert again["any_medal_pp"]["ci95"] == mcts["any_medal_pp"]["ci95"]
@@ -92,24 +93,24 @@ def test_a_baseline_without_rivals_is_a_user_error(tmp_path: Path) -> None:
 
 
 def test_the_scenario_gets_exact_tests_power_and_a_small_n_caveat(mcts: dict[str, Any]) -> None:
-    # non-tied differences +6, +30, +20, −20: sign test n = 4, k = 3 → 2 (4 + 1) / 16
-    assert mcts["sign_test_p"] == pytest.approx(0.625)
-    assert mcts["permutation_p"] == 0.5  # 8 of the 16 assignments reach |Σ| ≥ 36
-    assert mcts["permutation_method"] == "exact (all 16 sign assignments)"
-    sd = statistics.stdev([0.0, 6.0, 30.0, 20.0, -20.0, 0.0])
+    # non-tied differences +6, +30, −20: sign test n = 3, k = 2 → 2 (3 + 1) / 8, capped at 1
+    assert mcts["sign_test_p"] == pytest.approx(1.0)
+    assert mcts["permutation_p"] == 0.75  # 6 of the 8 assignments (the tie dropped) reach |Σ| ≥ 16
+    assert mcts["permutation_method"] == "exact (all 8 sign assignments)"
+    sd = statistics.stdev([0.0, 6.0, 30.0, -20.0])
     power = mcts["power"]
     assert power["sd"] == pytest.approx(sd)
-    assert power["observed"]["delta"] == pytest.approx(6.0)
+    assert power["observed"]["delta"] == pytest.approx(4.0)
     assert (
         power["observed"]["pairs_needed"]
-        == pairs_needed(sd, 6.0)
-        == math.ceil(((1.959964 + 0.841621) * sd / 6.0) ** 2)
+        == pairs_needed(sd, 4.0)
+        == math.ceil(((1.959964 + 0.841621) * sd / 4.0) ** 2)
     )
     assert power["fixed"]["delta"] == 10.0 and 0 < power["fixed"]["power_now"] < 0.8
     (small,) = [c for c in mcts["caveats"] if c.startswith("small n")]
-    assert "only 3 tasks, as few as 2 seeds per task" in small
-    assert "sign test p = 0.625, sign-flip permutation p = 0.500" in small
-    assert mcts["identical_trees"] == 0 and mcts["unchecked_trees"] == 5  # no journals
+    assert "only 3 tasks, as few as 1 seed per task" in small
+    assert "sign test p = 1.000, sign-flip permutation p = 0.750" in small
+    assert mcts["identical_trees"] == 0 and mcts["unchecked_trees"] == 4  # no journals
 
 
 def _pairs(tasks: int, seeds: int) -> list[Pair]:

@@ -1,6 +1,6 @@
 """The report's plots: curve resampling by hand, valid PNGs, and plots that never fail a report;
-what each figure says (n, the dodge that keeps lines apart, headroom above 100, the forest's
-rows and its marks for identical trees)."""
+what each figure says (n, lines kept apart by style without shifting data, medal colours,
+headroom above 100, the forest's rows and its marks for identical trees)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ def test_curves_are_zero_before_their_first_node_on_a_time_grid() -> None:
 
 
 def test_the_report_draws_every_plot_as_a_png(report: Report) -> None:
-    assert report.data["plots"] == {name: f"{name}.png" for name in plots.PLOTS}
+    # The scenario's runs shared 2 cores among 2 parallel runs: no wall-time plot.
+    drawn = [name for name in plots.PLOTS if name != plots.TIME]
+    assert report.data["plots"] == {name: f"{name}.png" for name in drawn}
     for name in report.data["plots"].values():
         data = (report.out / name).read_bytes()
         assert data.startswith(PNG) and len(data) > 1000
@@ -53,7 +55,10 @@ def test_without_curves_the_curve_plots_are_skipped(tmp_path: Path) -> None:
     out.mkdir()
     (out / "percentile_vs_step.png").write_bytes(PNG)  # an older report's
     result = build_report([tmp_path / "runs"], out)
-    assert result.data["plots"] == {"medal_rates": "medal_rates.png"}
+    assert result.data["plots"] == {
+        "medal_rates": "medal_rates.png",
+        "cost_vs_percentile": "cost_vs_percentile.png",
+    }
     assert not (out / "percentile_vs_step.png").exists()
     assert "no run has a curve.json: the percentile curve plots are skipped" in result.notes
 
@@ -65,7 +70,7 @@ def test_a_plot_that_fails_is_only_a_note(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(plots, "_medal_plot", broken)
     write_run(tmp_path / "runs" / "r", Spec())
     result = build_report([tmp_path / "runs"], tmp_path / "out")
-    assert result.data["plots"] == {}
+    assert result.data["plots"] == {"cost_vs_percentile": "cost_vs_percentile.png"}
     assert "plot medal_rates skipped: ValueError: bad data" in result.notes
     assert not (tmp_path / "out" / "medal_rates.png").exists()
     assert (tmp_path / "out" / "summary.md").is_file()
@@ -75,7 +80,7 @@ def _axes() -> Axes:
     return Figure().add_subplot()
 
 
-def test_curves_never_hide_one_another() -> None:
+def test_curves_never_hide_one_another_and_are_never_shifted() -> None:
     ax = _axes()
     same = [LONG, SHORT]
     plots._curve_plot(ax, {"greedy / m": same, "mcts / m": same, "beam / m": same}, "step")
@@ -84,19 +89,27 @@ def test_curves_never_hide_one_another() -> None:
     assert len({line.get_marker() for line in lines}) == 3
     ys = [np.asarray(line.get_ydata(), dtype=float) for line in lines]
     xs = [np.asarray(line.get_xdata(), dtype=float) for line in lines]
-    assert np.allclose(ys[1] - ys[0], plots.DODGE_POINTS)  # the same curve, a point apart
-    assert np.allclose(ys[0] + ys[2], 2 * ys[1])  # centred on the middle group
-    assert np.all(xs[1] > xs[0])
+    # The same curves: drawn where they are (median 30, 30, 45 at steps 1, 2, 3), no offset.
+    for x, y in zip(xs, ys, strict=True):
+        assert x.tolist() == [1.0, 2.0, 3.0] and y.tolist() == [30.0, 30.0, 45.0]
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert labels == ["greedy / m (n = 2 runs)", "mcts / m (n = 2 runs)", "beam / m (n = 2 runs)"]
     assert "n = 6 runs" in ax.get_title() and "by validation metric" in ax.get_title()
     assert "can drop" in ax.get_title()
 
 
-def test_dodge_is_centred_and_deterministic() -> None:
-    assert [plots.dodge(i, 1) for i in range(1)] == [0.0]
-    assert [plots.dodge(i, 2) for i in range(2)] == [-0.5, 0.5]
-    assert [plots.dodge(i, 3) for i in range(3)] == [-1.0, 0.0, 1.0]
+def test_medals_are_drawn_in_gold_silver_and_bronze(report: Report) -> None:
+    from matplotlib.colors import to_hex
+
+    ax = _axes()
+    plots._medal_plot(ax, report.data["groups"])
+    handles, labels = ax.get_legend_handles_labels()
+    colours = {
+        label: to_hex(handle.patches[0].get_facecolor())  # a bar container
+        for handle, label in zip(handles, labels, strict=True)
+    }
+    assert colours["gold"] == plots.MEDAL_COLORS["gold"] == "#d4af37"
+    assert colours["silver"] == "#a8a9ad" and colours["bronze"] == "#cd7f32"
 
 
 def test_medal_error_bars_stay_within_0_and_100() -> None:
@@ -131,6 +144,15 @@ def test_the_medal_axis_has_headroom_and_n_under_each_group() -> None:
     assert ticks == ["greedy\nm\nn = 6 (3 × 2)", "mcts\nm\nn = 6 (3 × 2)"]
 
 
+def test_a_group_with_missing_runs_says_so_under_its_bars() -> None:
+    ax = _axes()
+    group = _group("mcts", 50.0, 10.0)
+    group["splits"]["all"]["runs"] = {"incomplete": 2}
+    plots._medal_plot(ax, [group])
+    (tick,) = [t.get_text() for t in ax.get_xticklabels()]
+    assert tick == "mcts\nm\nn = 6 (3 × 2)\n2 missing = no medal"
+
+
 def _comparison(identical: int, pairs: int = 4) -> dict[str, Any]:
     return {
         "strategy": "mcts",
@@ -151,7 +173,7 @@ def _comparison(identical: int, pairs: int = 4) -> dict[str, Any]:
 def test_the_forest_has_a_row_per_comparison_and_task_with_n() -> None:
     rows = plots.forest_rows({"baseline": "greedy", "comparisons": [_comparison(2)]})
     assert [r.label for r in rows] == [
-        "mcts vs greedy\nm\nn = 4 pairs, 2 tasks; identical trees 2/4",
+        "mcts vs greedy\nm\nn = 4 pairs, 2 tasks; p = - (sign-flip); identical trees 2/4",
         "mini/a (2 pairs, 2 identical)",
         "mini/b (2 pairs)",
     ]

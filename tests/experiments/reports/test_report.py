@@ -43,7 +43,7 @@ def test_summary_md_has_the_tables_plots_and_card(report: Report) -> None:
     assert (
         "| greedy | baseline | 50.0 ± 16.7 | 16.7 ± 16.7 | 16.7 ± 16.7 | 16.7 ± 16.7 | "
         "66.7 ± 33.3 | 50.0 ± 16.7 | 50.0 / 66.7 (n=2) | 50.8 ± 20.8 | $0.0100 | 150 | 10s † | "
-        "3.6 | 33% | 4/6 |" in text
+        "3.6 | 33% | 4/6 | 2 |" in text
     )
     for heading in (
         "## All tasks",
@@ -55,9 +55,12 @@ def test_summary_md_has_the_tables_plots_and_card(report: Report) -> None:
     ):
         assert heading in text
     assert text.index("## Split: low") < text.index("## Split: high")
-    assert "| mcts | greedy | baseline | 6 (3) | +0.0 [" in text and "| 3 / 2 / 1 |" in text
-    assert "| 0.625 | 3 / 2 / 1 | small n |" in text  # sign test: 3 of 4 non-ties positive
-    assert "| mini/c | 2 | 0 | -50.0 | 40.0 | 30.0 | -10.0 |" in text
+    assert "| mcts | greedy | baseline | 4 (3) | +0.0 [" in text and "| 2 / 1 / 1 |" in text
+    # sign test: 2 of 3 non-ties positive; 2 pairs had a missing run
+    assert "| 1.000 | 2 / 1 / 1 | small n, INCOMPLETE 2 left out |" in text
+    assert "| mini/c | 1 | 0 | -100.0 | 80.0 | 60.0 | -20.0 |" in text
+    assert text.index("## Caveats") < text.index("## All tasks")
+    assert "- **INCOMPLETE: 2 of 12 runs missing (not finished or not graded): " in text
     assert "![Medal rates (mean ± SEM over seeds)](medal_rates.png)" in text
 
 
@@ -72,10 +75,11 @@ def test_terminal_tables_show_the_key_cells_of_summary_md(report: Report) -> Non
     assert report_splits(report) == ["all", "low", "high"]
     greedy = next(line for line in text.splitlines() if line.startswith("greedy"))
     assert greedy.split() == ["greedy", "baseline", "50.0", "±", "16.7", "50.8", "±", "20.8",
-                              "50.0", "4/6"]  # fmt: skip
+                              "$0.0100", "4/6", "2"]  # fmt: skip
     assert "75.0 ± 25.0" in text  # split low: mcts any medal
     mcts = next(line for line in text.splitlines() if line.startswith("mcts") and "[" in line)
-    assert "3/2/1" in mcts and "small n" in mcts and "0.625" not in mcts  # p is the sign-flip's
+    assert "2/1/1" in mcts and "small n" in mcts and "1.000" not in mcts  # p is the sign-flip's
+    assert "INCOMPLETE 2 left out" in mcts
     assert text.count("details in summary.md") == 4
 
 
