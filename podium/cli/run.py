@@ -198,7 +198,7 @@ def _finish(result: RunResult) -> None:
     s = result.record
     why = STOP_REASONS.get(s.stop_reason or "", s.stop_reason or "?")
     out.print(
-        f"stopped: {why} — {s.steps} steps, {s.buggy_nodes} buggy, "
+        f"stopped: {why} — {s.steps} step{'' if s.steps == 1 else 's'}, {s.buggy_nodes} buggy, "
         f"{s.elapsed_s or 0.0:.1f}s{_spent(s.usage)}"
     )
     if s.stop_detail:

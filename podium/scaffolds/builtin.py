@@ -7,6 +7,7 @@ from podium.scaffolds import agentic, baseline, operators
 from podium.scaffolds.strategies.evolutionary import Evolutionary, EvolutionaryParams
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
+from podium.scaffolds.strategies.one_draft import OneDraft
 from podium.scaffolds.strategies.random_search import RandomSearch
 
 
@@ -35,6 +36,11 @@ def podium_strategies() -> list[StrategySpec]:
             name="random",
             create=lambda _: RandomSearch(),
             description="uniformly random valid actions (the control in comparisons)",
+        ),
+        StrategySpec(
+            name="one-draft",
+            create=lambda _: OneDraft(),
+            description="one draft, no search (the floor in comparisons: what search adds)",
         ),
     ]
 

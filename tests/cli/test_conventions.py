@@ -73,7 +73,7 @@ def test_every_command_has_a_help_page(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def _option_help(help_text: str, option: str) -> str:
-    """One option's help, its wrapped lines joined."""
+    """One option's help, its wrapped lines joined (a word wrapped at its hyphen, too)."""
     lines = help_text.split("Options:\n", 1)[1].splitlines()
     start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(option + " "))
     text = [lines[start].lstrip()[len(option) :]]
@@ -81,7 +81,7 @@ def _option_help(help_text: str, option: str) -> str:
         if not line.startswith(" " * 10):  # the next option
             break
         text.append(line)
-    return " ".join(" ".join(text).split())
+    return re.sub(r"(?<=\w)- (?=\w)", "-", " ".join(" ".join(text).split()))
 
 
 def test_run_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,7 +144,7 @@ def test_a_name_far_from_every_choice_lists_them_without_guessing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, _, err = _run(["run", str(TOY_TASK), "--strategy", "zzz"], capsys)
-    assert err.splitlines()[1] == "hint: available: evolutionary, greedy, mcts, random"
+    assert err.splitlines()[1] == "hint: available: evolutionary, greedy, mcts, one-draft, random"
     _, _, err = _run(["run", "spaceship-xyz"], capsys)
     assert "did you mean" not in err
 

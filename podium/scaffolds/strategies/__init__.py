@@ -3,6 +3,7 @@
 from podium.scaffolds.strategies.evolutionary import Evolutionary, EvolutionaryParams
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
+from podium.scaffolds.strategies.one_draft import OneDraft
 from podium.scaffolds.strategies.random_search import RandomSearch
 
 __all__ = [
@@ -12,5 +13,6 @@ __all__ = [
     "Greedy",
     "GreedyParams",
     "MCTSParams",
+    "OneDraft",
     "RandomSearch",
 ]
