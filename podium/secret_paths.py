@@ -24,21 +24,26 @@ import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent
-BUNDLED_TASKS = Path("benchmarks", "mini")  # inside a copy of the package
+BUNDLED_SUITES = Path("benchmarks")  # inside a copy of the package: <suite>/<task>/raw
 RAW = "raw"  # a registry-layout task folder's raw data, which its prepare.py reads
 MLEBENCH_CONTAINER_ANSWERS = Path("/private")
 
 
-def bundled_tasks(package: Path = PACKAGE) -> Path:
-    """The folder of the bundled tasks (``mini``) in the copy of the package at ``package``."""
-    return package / BUNDLED_TASKS
+def bundled_tasks(suite: str, package: Path = PACKAGE) -> Path:
+    """The folder of a bundled suite's tasks (``mini``, ``arena``) in the copy of the package
+    at ``package``."""
+    return package / BUNDLED_SUITES / suite
 
 
 def bundled_answers(package: Path = PACKAGE) -> list[Path]:
-    """Every bundled task's raw data in the copy of the package at ``package`` (every task's,
-    not one run's: any of them gives its answers away), sorted; none where there is no copy."""
+    """Every bundled task's raw data in the copy of the package at ``package`` (every suite's
+    and task's, not one run's: any of them gives its answers away), sorted; none where there is
+    no copy. A generated task keeps its generator and seed in ``raw/`` too, since they rebuild
+    its answers. Found by the layout, not by a list, so a new suite is masked without a change
+    here."""
     try:
-        return sorted(p for p in bundled_tasks(package).glob(f"*/{RAW}") if p.is_dir())
+        found = (package / BUNDLED_SUITES).glob(f"*/*/{RAW}")
+        return sorted(p for p in found if p.is_dir())
     except OSError:
         return []
 

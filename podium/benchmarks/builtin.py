@@ -1,4 +1,5 @@
-"""The benchmarks room's builtin plugins: the bundled offline suite ``mini`` and MLE-bench."""
+"""The benchmarks room's builtin plugins: the bundled offline suite ``mini`` (a quick smoke
+suite) and MLE-bench."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from podium.secret_paths import bundled_tasks
 
 # Where ``podium.secret_paths`` knows the bundled tasks are: their raw data is masked in every
 # sandbox, in every copy of the package the solutions' environment holds.
-MINI_ROOT = bundled_tasks()
-MINI_DESCRIPTION = "small offline competitions bundled with Podium (MLE-bench layout)"
+MINI_ROOT = bundled_tasks("mini")
+MINI_DESCRIPTION = (
+    "small offline competitions bundled with Podium (MLE-bench layout): a quick smoke suite; "
+    "its medals are too easy to tell strategies apart"
+)
 
 
 @hookimpl

@@ -1,9 +1,10 @@
-"""What every task of the bundled ``mini`` suite promises: recorded, licensed offline data, a
-leaderboard that separates weak from strong and that its script reproduces, deterministic
-preparation, public files without answers, a sample submission that passes the format check and
-grades, and a reason for every kind of invalid submission. Each task's own test module
-(tests/benchmarks/mini/, test_mini_titanic.py) tests its grader's arithmetic and names its
-``INVALID`` submissions and its ``CHEAP_ENTRIES``, which are checked here."""
+"""What every task of a bundled suite (``mini``; ``SUITES``) promises: recorded, licensed
+offline data (or a generator with its stated process), a leaderboard that separates weak from
+strong and that its script reproduces, deterministic preparation, public files without answers,
+a sample submission that passes the format check and grades, and a reason for every kind of
+invalid submission. Each task's own test module (tests/benchmarks/<suite>/,
+test_mini_titanic.py) tests its grader's arithmetic and names its ``INVALID`` submissions and
+its ``CHEAP_ENTRIES``, which are checked here."""
 
 from __future__ import annotations
 
@@ -22,71 +23,97 @@ import yaml
 from podium.benchmarks import load_folder_task
 from podium.benchmarks.folder import FolderTask
 from podium.benchmarks.grading import medal_thresholds, read_leaderboard
+from podium.secret_paths import bundled_tasks
 from podium.submission_check import check
-from tests.support import MINI, files_under
+from tests.support import files_under
 from tools.leaderboards.builder import Prepared, prepared_data
 
-TASKS = sorted(p.name for p in MINI.iterdir() if (p / "config.yaml").is_file())
+SUITES = ("mini",)
+TASKS = [
+    f"{suite}/{p.name}"
+    for suite in SUITES
+    for p in sorted(bundled_tasks(suite).iterdir())
+    if (p / "config.yaml").is_file()
+]
+# How many entries a suite's leaderboards hold (MLE-bench's medal rules are by team count).
+BOARD_SIZES = {"mini": range(100, 250)}
 MAX_FILE_BYTES = 2 * 1024 * 1024
+GENERATOR = "generate.py"  # a generated task's process, in raw/ (it rebuilds the answers)
 TASK_TYPES = {
     "tabular-classification", "tabular-regression", "image-classification",
     "text-classification", "time-series-forecasting",
 }  # fmt: skip
 
 
+def folder(task_id: str) -> Path:
+    suite, name = task_id.split("/")
+    return bundled_tasks(suite) / name
+
+
 @cache
-def task_tests(name: str) -> ModuleType:
+def task_tests(task_id: str) -> ModuleType:
     """The task's own test module (it holds INVALID and CHEAP_ENTRIES)."""
-    module = "test_mini_titanic" if name == "titanic" else f"mini.test_{name.replace('-', '_')}"
-    return importlib.import_module(f"tests.benchmarks.{module}")
+    suite, name = task_id.split("/")
+    module = "test_mini_titanic" if task_id == "mini/titanic" else f"{suite}.test_{name}"
+    return importlib.import_module(f"tests.benchmarks.{module.replace('-', '_')}")
 
 
 @pytest.fixture(scope="module")
 def prepared(data_dir: Path) -> dict[str, Prepared]:
     """Each task prepared once, with its grader and answers loaded."""
     found = {}
-    for name in TASKS:
-        task = load_folder_task(MINI / name, data_dir, task_id=f"mini/{name}")
-        found[name] = prepared_data(task.folder, task.public_dir, task.private_dir)
+    for task_id in TASKS:
+        task = load_folder_task(folder(task_id), data_dir, task_id=task_id)
+        found[task_id] = prepared_data(task.folder, task.public_dir, task.private_dir)
     return found
 
 
 @pytest.fixture(scope="module", params=TASKS)
 def task(request: pytest.FixtureRequest, data_dir: Path) -> FolderTask:
-    return load_folder_task(MINI / request.param, data_dir, task_id=f"mini/{request.param}")
+    return load_folder_task(folder(request.param), data_dir, task_id=request.param)
 
 
-def test_the_suite_holds_eight_kinds_of_competition() -> None:
-    assert TASKS == [
+def test_the_mini_suite_holds_eight_kinds_of_competition() -> None:
+    mini = [t.removeprefix("mini/") for t in TASKS if t.startswith("mini/")]
+    assert mini == [
         "adult", "ames-house-prices", "bike-sharing", "mnist-5k", "rotten-tomatoes",
         "seattle-weather", "titanic", "us-employment",
     ]  # fmt: skip
-    types = {yaml.safe_load((MINI / t / "config.yaml").read_text())["task_type"] for t in TASKS}
+    types = {task_type(f"mini/{t}") for t in mini}
     assert types == TASK_TYPES
 
 
-@pytest.mark.parametrize("name", TASKS)
-def test_vendored_data_is_recorded_and_licensed(name: str) -> None:
-    raw = MINI / name / "raw"
+def task_type(task_id: str) -> str:
+    return str(yaml.safe_load((folder(task_id) / "config.yaml").read_text())["task_type"])
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_the_data_is_recorded_and_licensed(task_id: str) -> None:
+    """Vendored data: each file's sha256, the package's version and its licence; generated
+    data: the generator in raw/ and its stated process in SOURCE.md."""
+    raw = folder(task_id) / "raw"
     source = (raw / "SOURCE.md").read_text(encoding="utf-8")
-    data = [p for p in raw.iterdir() if not p.name.startswith(("SOURCE", "LICENSE", "convert"))]
-    assert data, f"{name} vendors no data file"
-    for path in data:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert digest in source, f"{path.name}'s sha256 is not recorded in SOURCE.md"
-    assert re.search(r"licen[cs]e", source, re.IGNORECASE)
-    assert re.search(r"\b\d+\.\d+(\.\d+)?\b", source), "SOURCE.md names no package version"
-    assert list(raw.glob("LICENSE*")), f"{name} ships no licence text"
-    for path in (MINI / name).rglob("*"):
+    if (raw / GENERATOR).is_file():
+        assert re.search(r"\bgenerat", source, re.IGNORECASE) and re.search(r"\bseed", source)
+    else:
+        data = [p for p in raw.iterdir() if not p.name.startswith(("SOURCE", "LICENSE", "convert"))]
+        assert data, f"{task_id} vendors no data file"
+        for path in data:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            assert digest in source, f"{path.name}'s sha256 is not recorded in SOURCE.md"
+        assert re.search(r"licen[cs]e", source, re.IGNORECASE)
+        assert re.search(r"\b\d+\.\d+(\.\d+)?\b", source), "SOURCE.md names no version"
+        assert list(raw.glob("LICENSE*")), f"{task_id} ships no licence text"
+    for path in folder(task_id).rglob("*"):
         assert not path.is_file() or path.stat().st_size < MAX_FILE_BYTES, path
 
 
-@pytest.mark.parametrize("name", TASKS)
-def test_the_leaderboard_separates_weak_from_strong(name: str) -> None:
-    board = pd.read_csv(MINI / name / "leaderboard.csv")
-    scores = read_leaderboard(MINI / name / "leaderboard.csv")
+@pytest.mark.parametrize("task_id", TASKS)
+def test_the_leaderboard_separates_weak_from_strong(task_id: str) -> None:
+    board = pd.read_csv(folder(task_id) / "leaderboard.csv")
+    scores = read_leaderboard(folder(task_id) / "leaderboard.csv")
     assert list(board.columns) == ["rank", "teamName", "score"]
-    assert 100 <= len(board) < 250 and board["teamName"].is_unique
+    assert len(board) in BOARD_SIZES[task_id.split("/")[0]] and board["teamName"].is_unique
     assert list(board["rank"]) == list(range(1, len(board) + 1))
     lower = scores[0] < scores[-1]
     assert (
@@ -118,30 +145,33 @@ def test_public_files_hold_no_answers_and_the_sample_is_valid(task: FolderTask) 
 
 
 @pytest.mark.parametrize(
-    ("name", "kind"), [(name, kind) for name in TASKS for kind in task_tests(name).INVALID]
+    ("task_id", "kind"), [(t, kind) for t in TASKS for kind in task_tests(t).INVALID]
 )
 def test_every_kind_of_invalid_submission_is_rejected_with_a_reason(
-    name: str, kind: str, prepared: dict[str, Prepared]
+    task_id: str, kind: str, prepared: dict[str, Prepared]
 ) -> None:
-    p = prepared[name]
-    make, says = task_tests(name).INVALID[kind]
+    p = prepared[task_id]
+    make, says = task_tests(task_id).INVALID[kind]
     sample = pd.read_csv(next(p.public.glob("sample_submission*.csv")))
     with pytest.raises(ValueError, match=says) as caught:
         p.grade_fn(make(sample), p.answers)
     assert type(caught.value).__name__ == "InvalidSubmissionError"
 
 
-@pytest.mark.parametrize("name", TASKS)
-def test_the_leaderboard_matches_its_script(name: str, prepared: dict[str, Prepared]) -> None:
+@pytest.mark.parametrize("task_id", TASKS)
+def test_the_leaderboard_matches_its_script(task_id: str, prepared: dict[str, Prepared]) -> None:
     """The cheapest entries, recomputed by the task's builder (tools/leaderboards), give the
     CSV's scores."""
-    board = pd.read_csv(MINI / name / "leaderboard.csv").set_index("teamName")["score"]
-    solutions = importlib.import_module(builder_module(name)).entries()
+    board = pd.read_csv(folder(task_id) / "leaderboard.csv").set_index("teamName")["score"]
+    solutions = importlib.import_module(builder_module(task_id)).entries()
     assert set(solutions) == set(board.index)
-    for entry in task_tests(name).CHEAP_ENTRIES:
-        assert prepared[name].score(solutions[entry]) == board[entry], entry
+    for entry in task_tests(task_id).CHEAP_ENTRIES:
+        assert prepared[task_id].score(solutions[entry]) == board[entry], entry
 
 
-def builder_module(task: str) -> str:
-    """The module of ``tools/leaderboards`` that builds the task's leaderboard."""
-    return f"tools.leaderboards.{task.replace('-', '_')}"
+def builder_module(task_id: str) -> str:
+    """The module of ``tools/leaderboards`` that builds the task's leaderboard: mini's at the
+    top (``tools.leaderboards.titanic``), other suites' in a package of their own."""
+    suite, name = task_id.split("/")
+    module = name if suite == "mini" else f"{suite}.{name}"
+    return f"tools.leaderboards.{module.replace('-', '_')}"

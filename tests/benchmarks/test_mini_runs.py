@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 import podium
-from tests.benchmarks.test_mini_suite import TASKS
+from tests.benchmarks.test_bundled_suites import TASKS
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("name", [t for t in TASKS if t != "titanic"])
+MINI_TASKS = [t.removeprefix("mini/") for t in TASKS if t.startswith("mini/")]
+
+
+@pytest.mark.parametrize("name", [t for t in MINI_TASKS if t != "titanic"])
 def test_the_baseline_model_solves_every_mini_task(
     name: str, data_dir: Path, tmp_path: Path
 ) -> None:

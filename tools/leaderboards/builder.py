@@ -28,17 +28,17 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from podium.benchmarks.builtin import MINI_ROOT
 from podium.benchmarks.grading import medal_thresholds
 from podium.benchmarks.task_code import load_task_function
+from podium.secret_paths import bundled_tasks
 
 # A reference solution: the prepared public folder in, the submission frame out.
 Solution = Callable[[Path], pd.DataFrame]
 
 
-def task_folder(name: str) -> Path:
+def task_folder(name: str, suite: str = "mini") -> Path:
     """The bundled task's folder, where its ``leaderboard.csv`` is written."""
-    return Path(MINI_ROOT) / name
+    return bundled_tasks(suite) / name
 
 
 @dataclass(frozen=True)

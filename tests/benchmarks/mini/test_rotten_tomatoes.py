@@ -204,7 +204,7 @@ def test_id_1_is_a_training_review(train: pd.DataFrame) -> None:
 # --- the leaderboard -----------------------------------------------------------------------
 
 
-# Leaderboard entries cheap enough to recompute in tests (test_mini_suite.py checks them against
+# Leaderboard entries cheap enough to recompute in tests (test_bundled_suites.py checks them against
 # the CSV, and this module's INVALID submissions against the grader).
 CHEAP_ENTRIES = [
     "constant 0.5 (the sample submission)",

@@ -215,7 +215,7 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
 # --- the leaderboard -----------------------------------------------------------------------
 
 
-# Leaderboard entries cheap enough to recompute in tests (test_mini_suite.py checks them against
+# Leaderboard entries cheap enough to recompute in tests (test_bundled_suites.py checks them against
 # the CSV, and this module's INVALID submissions against the grader).
 CHEAP_ENTRIES = [
     "uniform 0.2 for every class",
