@@ -60,27 +60,21 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine
 
 from podium.api import load_registry
 from podium.benchmarks import resolve_task, selection_report
 from podium.errors import UserError
-from podium.experiments.reports import build_report
+from podium.experiments.reports import build_report, permutation_test
 from podium.formats import MANIFEST, Journal, RunDir, load_manifest
 from podium.interfaces import Task
 
 PODIUM = [sys.executable, "-m", "podium"]
 STRATEGIES = ("greedy", "random", "one-draft")
 SEARCH, CONTROLS = "greedy", ("one-draft", "random")
-EXACT_UP_TO = 20  # the sign-flip test enumerates all 2^n assignments up to this many differences
-MONTE_CARLO_DRAWS = 100_000
-RNG_SEED = 0
 ALPHA, POWER = 0.05, 0.80
 TARGET_P, TARGET_SEEDS, TARGET_ONE_DRAFT_MEDALS = 0.01, 5, 30.0
-_TOLERANCE = 1e-9  # relative: signed sums equal up to rounding count as "as extreme"
 
 
 # --- statistics: small pure functions --------------------------------------------------------
@@ -97,70 +91,9 @@ def mean_sem(values: Sequence[float]) -> tuple[float | None, float | None]:
     return mean, statistics.stdev(values) / math.sqrt(len(values))
 
 
-def signed_sums(values: Sequence[float]) -> np.ndarray:
-    """Σ sᵢ·vᵢ for every one of the 2ⁿ sign assignments s ∈ {±1}ⁿ (built by doubling: each value
-    adds itself to, and subtracts itself from, every sum so far). 2ⁿ floats: keep n ≤ ~24."""
-    sums = np.zeros(1)
-    for value in values:
-        sums = np.concatenate([sums + value, sums - value])
-    return sums
-
-
-@dataclass(frozen=True)
-class FlipTest:
-    """A two-sided sign-flip permutation test of "the mean paired difference is 0"."""
-
-    p: float
-    exact: bool
-    n_nonzero: int  # the differences flipped (zeros change no sum and are left out)
-    assignments: int  # 2^n when exact, else the random assignments drawn
-    rng_seed: int | None
-
-    @property
-    def method(self) -> str:
-        if self.exact:
-            return f"exact: all 2^{self.n_nonzero} = {self.assignments} sign assignments"
-        return (
-            f"Monte Carlo: {self.assignments} random sign assignments of {self.n_nonzero} "
-            f"differences, RNG seed {self.rng_seed}"
-        )
-
-
-def sign_flip_test(
-    diffs: Sequence[float],
-    exact_up_to: int = EXACT_UP_TO,
-    draws: int = MONTE_CARLO_DRAWS,
-    seed: int = RNG_SEED,
-) -> FlipTest:
-    """Under the null each paired difference is as likely to have the other sign, so each of the
-    2ⁿ sign assignments is equally likely; the statistic is |mean| (equivalently |Σ|) and
-    p = #{s : |Σ sᵢdᵢ| ≥ |Σ dᵢ|} / 2ⁿ (the observed assignment counts: p ≥ 2¹⁻ⁿ for n ≥ 1).
-    Zeros are dropped (the ratio is unchanged). With more than ``exact_up_to`` non-zero
-    differences, ``draws`` assignments are drawn with RNG ``seed`` and
-    p = (1 + #{as extreme}) / (1 + draws). No non-zero difference: p = 1."""
-    values = [float(d) for d in diffs if d != 0]
-    n = len(values)
-    if n == 0:
-        return FlipTest(1.0, True, 0, 1, None)
-    observed = abs(math.fsum(values))
-    limit = observed - _TOLERANCE * max(1.0, math.fsum(abs(v) for v in values))
-    if n <= exact_up_to:
-        sums = signed_sums(values)
-        return FlipTest(float(np.mean(np.abs(sums) >= limit)), True, n, len(sums), None)
-    rng = np.random.default_rng(seed)
-    array = np.array(values)
-    extreme, left = 0, draws
-    while left:  # in chunks: memory stays bounded for many differences
-        size = min(left, max(1, 1_000_000 // n))
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
-        extreme += int(np.sum(np.abs(signs @ array) >= limit))
-        left -= size
-    return FlipTest((1 + extreme) / (1 + draws), False, n, draws, seed)
-
-
 def wilcoxon_p(diffs: Sequence[float]) -> float | None:
     """scipy's exact two-sided Wilcoxon signed-rank p (zeros dropped, scipy's ``wilcox``);
-    None when no difference is non-zero. For reference next to :func:`sign_flip_test`: with
+    None when no difference is non-zero. For reference next to the sign-flip test: with
     tied |differences| (average ranks) scipy's exact null distribution assumes none."""
     if not any(d != 0 for d in diffs):
         return None
@@ -239,15 +172,13 @@ def paired_diffs(rows: Sequence[RunRow], strategy: str, control: str) -> list[di
     return sorted(found, key=lambda d: (d["task"], d["seed"]))
 
 
-def comparison(
-    pairs: Sequence[dict[str, Any]], delta: float, exact_up_to: int = EXACT_UP_TO
-) -> dict[str, Any]:
+def comparison(pairs: Sequence[dict[str, Any]], delta: float) -> dict[str, Any]:
     """Every figure of one paired comparison (see the module doc) from its pairs."""
     diffs = [float(p["diff"]) for p in pairs]
     tasks = sorted({p["task"] for p in pairs})
     mean, sem = mean_sem(diffs)
     sd = statistics.stdev(diffs) if len(diffs) > 1 else None
-    test = sign_flip_test(diffs, exact_up_to=exact_up_to)
+    test = permutation_test(diffs)  # the reports' own test: one owner of the statistic
     needed = pairs_needed(sd, delta) if sd is not None else None
     per_task = {
         task: statistics.fmean(d["diff"] for d in pairs if d["task"] == task) for task in tasks
@@ -527,18 +458,6 @@ def analyse(sweep: Path, args: argparse.Namespace) -> dict[str, Any]:
         f"{SEARCH} - {control}": comparison(paired_diffs(rows, SEARCH, control), args.delta)
         for control in CONTROLS
     }
-    for control in CONTROLS:  # the report's own sign-flip test, on control − greedy: same |Σ|
-        theirs = next(
-            (
-                c
-                for c in (report["paired"] or {}).get("comparisons", [])
-                if c["strategy"] == control
-            ),
-            None,
-        )
-        comparisons[f"{SEARCH} - {control}"]["report_permutation_p"] = (
-            theirs["permutation_p"] if theirs else None
-        )
     medals = {s: medal_rate(rows, s) for s in STRATEGIES if any(r.strategy == s for r in rows)}
     grades = NodeGrades(args.data_dir, args.regrade)
     overhead, parallel = sweep_timing(sweep, rows)
