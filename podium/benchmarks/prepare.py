@@ -2,7 +2,9 @@
 
 ``prepare(raw, public, private)`` runs into a temporary directory that is renamed into place
 only when it succeeds, under a file lock (parallel runs of one task prepare it once). A marker
-records a hash of ``prepare.py``: when the script changes, the data is prepared again.
+records a fingerprint of everything a preparer can read (:func:`fingerprint`: the folder's
+Python modules, its config and its ``raw/`` data, a generator included): when any of them
+changes, the data is prepared again; data prepared from an older version is never served.
 
 Data that Podium did not prepare (no marker) but that is complete, a non-empty ``public`` and
 the answers file in ``private``, is used as it is: it was prepared elsewhere, typically by
@@ -47,13 +49,14 @@ def prepare_data(
     answers: str | None = None,
 ) -> PreparedData:
     """``<data_dir>/<task_id>/prepared/{public,private}``, prepared by ``folder``'s preparer
-    unless it is there already: prepared by Podium from the same ``prepare.py`` (the marker's
-    hash), or, when ``answers`` names the answers file, complete without a marker (see the
-    module's docstring). Raises TaskError when preparing fails, leaving no half-prepared data.
+    unless it is there already: prepared by Podium from the same inputs (the marker's
+    :func:`fingerprint`), or, when ``answers`` names the answers file, complete without a
+    marker (see the module's docstring). Raises TaskError when preparing fails, leaving no
+    half-prepared data.
     """
     root = data_dir / task_id
     prepared = root / "prepared"
-    digest = hashlib.sha256((folder / "prepare.py").read_bytes()).hexdigest()
+    digest = fingerprint(folder)
     result = PreparedData(prepared / "public", prepared / "private")
     marker = _marker(prepared)
     if marker == digest:
@@ -71,6 +74,24 @@ def prepare_data(
         if _marker(prepared) != digest:
             _run_prepare(folder, root, digest, preparer)
     return result
+
+
+def fingerprint(folder: Path) -> str:
+    """A hash of what ``folder``'s preparer can read: its top-level Python modules (the
+    preparer and any helper it imports), ``config.yaml`` (which names the preparer) and every
+    file under ``raw/`` (vendored data, or a generator and its seed), by relative path and
+    content. Grading files and notes (``leaderboard.csv``, ``description.md``) are left out:
+    they do not change the prepared data."""
+    inputs = [*sorted(folder.glob("*.py")), folder / "config.yaml"]
+    raw = folder / "raw"
+    if raw.is_dir():
+        inputs += sorted(p for p in raw.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for path in inputs:
+        if path.is_file():
+            digest.update(f"{path.relative_to(folder)}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def _complete(data: PreparedData, answers: str) -> bool:

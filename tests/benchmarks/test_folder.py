@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -125,6 +126,54 @@ def test_preparing_runs_again_when_prepare_py_changes(task_copy: Path, tmp_path:
     assert (again.private_dir / "answers.csv").is_file()
     leftovers = sorted(p.name for p in (data / "toy").iterdir() if p.name.startswith("prepared"))
     assert leftovers == ["prepared"]
+
+
+HELPER = """
+from collections.abc import Callable
+from pathlib import Path
+
+
+def prepare(raw: Path, public: Path, private: Path) -> None:
+    seed = (raw / "seed.txt").read_text()
+    (public / "train.csv").write_text("id,y\\n1," + seed + "\\n")
+    (public / "test.csv").write_text("id\\n2\\n")
+    (public / "sample_submission.csv").write_text("id,y\\n2,0\\n")
+    (private / "answers.csv").write_text("id,y\\n2,1\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda folder: (folder / "raw" / "seed.txt").write_text("7"),  # the raw data
+        lambda folder: (folder / "raw" / "more.csv").write_text("a\n1\n"),  # a new raw file
+        lambda folder: (folder / "helper.py").write_text(HELPER.replace("1,", "2,")),
+    ],
+    ids=["raw data", "a new raw file", "the preparer's module, not prepare.py"],
+)
+def test_preparing_runs_again_when_what_it_reads_changes(
+    change: Callable[[Path], object], task_copy: Path, tmp_path: Path
+) -> None:
+    """A generated task keeps its generator and seed in raw/; config.yaml may name a preparer
+    outside prepare.py. Data prepared from old inputs is never served; grading files do not
+    count."""
+    config = yaml.safe_load((task_copy / "config.yaml").read_text())
+    (task_copy / "config.yaml").write_text(yaml.safe_dump({**config, "preparer": "helper:prepare"}))
+    (task_copy / "helper.py").write_text(HELPER)
+    (task_copy / "raw").mkdir()
+    (task_copy / "raw" / "seed.txt").write_text("3")
+    data = tmp_path / "data"
+    sentinel = load_folder_task(task_copy, data).public_dir / "sentinel.txt"
+    sentinel.write_text("gone if the data were prepared again")
+    (task_copy / "description.md").write_text("# Reworded\n\nMetric: accuracy.\n")
+    (task_copy / "leaderboard.csv").write_text("teamName,score\na,0.9\nb,0.5\n")
+    load_folder_task(task_copy, data)
+    assert sentinel.exists()  # grading files and notes do not change the data
+
+    change(task_copy)
+    again = load_folder_task(task_copy, data)
+    assert not sentinel.exists()
+    assert (again.private_dir / "answers.csv").is_file()
 
 
 FAILING_PREPARE = "def prepare(raw, public, private):\n    raise RuntimeError('needs raw data')\n"
