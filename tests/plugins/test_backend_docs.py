@@ -38,7 +38,7 @@ def test_the_documented_backend_runs_a_search(plugin_dir: Path, fake_openai: Fak
         "sandbox.preimports=[]", env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "1 steps, 0 buggy" in done.stdout
+    assert "1 step, 0 buggy" in done.stdout
     assert fake_openai.problems == [] and fake_openai.received[-1].forced_tool == "submit_review"
     listed = podium_cli("plugins", "-p", plugin, env=env)
     assert re.search(r"^backend\s+myhttp/<model>\s+-p ", listed.stdout, re.MULTILINE)

@@ -64,5 +64,6 @@ def test_an_installed_strategy_runs(site: Path, tmp_path: Path, data_dir: Path) 
     )  # fmt: skip
     assert refused.returncode == 2
     assert refused.stderr.splitlines() == [
-        "error: unknown strategy 'topk'", "hint: available: evolutionary, greedy, mcts, random",
+        "error: unknown strategy 'topk'",
+        "hint: available: evolutionary, greedy, mcts, one-draft, random",
     ]  # fmt: skip

@@ -95,7 +95,8 @@ def test_unknown_names_list_the_choices() -> None:
     registry = load_registry()
     with pytest.raises(UnknownNameError) as info:
         registry.strategy("mtcs")
-    assert info.value.hint == "did you mean mcts? available: evolutionary, greedy, mcts, random"
+    choices = "evolutionary, greedy, mcts, one-draft, random"
+    assert info.value.hint == f"did you mean mcts? available: {choices}"
     with pytest.raises(UnknownNameError) as info:
         registry.backend("opneai/gpt-4o", {})
     assert "unknown model provider 'opneai'" in info.value.message
