@@ -39,6 +39,7 @@ from podium.benchmarks import (
     selection_report,
 )
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
+from podium.experiments.sweeps import kernel_threads
 from podium.formats import Journal, RunDir, RunSummary, SummaryGrade
 from podium.interfaces import SUBMISSION, Backend, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import (
@@ -296,7 +297,7 @@ def _resolve(
             "agentic": cfg.agentic.model_dump(),
         }
     )
-    sandbox = registry.sandbox(cfg.sandbox.name).create(cfg.sandbox.model_dump())
+    sandbox = registry.sandbox(cfg.sandbox.name).create(sandbox_table(cfg))
     task = resolve_task(cfg.task, registry, cfg.data_dir, cfg.obfuscated_description)
     m = cfg.model
     policy = RetryPolicy(attempts=m.max_attempts, total_s=m.retry_time, first_wait_s=m.retry_wait)
@@ -373,6 +374,15 @@ def _check_cost_budget(cfg: RunConfig, *models: Backend | None) -> None:
                 hint=f"give its price in USD per million tokens: -o "
                 f"'model.prices.\"{backend.model}\"={{input=1.0, output=3.0}}'",
             )
+
+
+def sandbox_table(cfg: RunConfig) -> dict[str, Any]:
+    """The ``[sandbox]`` table the sandbox is made from; a sandbox that takes ``threads`` and
+    was not given it gets the cores this run may use divided among its workers' kernels."""
+    table = cfg.sandbox.model_dump()
+    if "threads" in table and table["threads"] is None:
+        table["threads"] = kernel_threads(cfg.workers)
+    return table
 
 
 def grade_best(rd: RunDir, task: Task, sandbox: Sandbox) -> GradeReport | None:

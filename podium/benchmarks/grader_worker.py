@@ -54,6 +54,7 @@ from typing import Any, cast
 from podium.benchmarks.grader_check import GradeFn, OutOfMemory, Verdict
 from podium.errors import TaskError
 from podium.processes import pid_alive
+from podium.sandbox import thread_env
 
 START_TIMEOUT_S = 600.0  # imports, the grader, and one grading per stand-in
 VERDICT_TIMEOUT_S = 300.0
@@ -63,7 +64,6 @@ MEMORY_BYTES = 8 * 1024**3
 MAX_LINE = 1024 * 1024
 PR_SET_PDEATHSIG = 1  # prctl(2)
 _PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MLEBENCH_REPO", "XDG_CACHE_HOME")
-_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_MAX_THREADS")
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ class GraderWorker:
         _sweep_scratch()
         scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
-        env.update(dict.fromkeys(_ONE_THREAD, "1"), PYTHONPATH=os.pathsep.join(sys.path))
+        env.update(thread_env(1), PYTHONPATH=os.pathsep.join(sys.path))
         proc = subprocess.Popen(
             [sys.executable, "-m", __name__], cwd=scratch, env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,

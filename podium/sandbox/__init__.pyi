@@ -18,4 +18,5 @@ from .local import LocalSandbox as LocalSandbox
 from .options import DEFAULT_PREIMPORTS as DEFAULT_PREIMPORTS
 from .options import SandboxOptions as SandboxOptions
 from .options import SandboxParams as SandboxParams
+from .options import thread_env as thread_env
 from .workspace import Slot as Slot

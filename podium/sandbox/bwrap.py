@@ -86,7 +86,7 @@ from podium.sandbox.limits import (
     rlimits,
 )
 from podium.sandbox.local import KERNEL_ENV
-from podium.sandbox.options import SandboxOptions, SandboxParams
+from podium.sandbox.options import SandboxOptions, SandboxParams, thread_env
 from podium.sandbox.seccomp import filter_bpf, seccomp_problem
 from podium.sandbox.trees import MAX_DEPTH, disk_usage
 from podium.sandbox.warden import ensure_warden, warden_pid
@@ -98,7 +98,7 @@ KEYCTL = {"x86_64": 250, "aarch64": 219}  # syscall numbers of keyctl(2)
 KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
-def sandbox_env(python: str) -> dict[str, str]:
+def sandbox_env(python: str, threads: int | None) -> dict[str, str]:
     bindir = str(Path(python).parent)
     return {
         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
@@ -106,6 +106,7 @@ def sandbox_env(python: str) -> dict[str, str]:
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
         **KERNEL_ENV,
+        **thread_env(threads),
     }
 
 
@@ -507,10 +508,11 @@ class BwrapSandbox(KernelSandbox):
         # The factory is root in its sandbox; each kernel it forks gets its own user's files.
         user = SandboxUser(0, 0, "root", switch=self.identity.switch)
         fds = BwrapFds(passwd=_memfd("passwd", user.passwd()), group=_memfd("group", user.group()))
+        env = sandbox_env(self.python, self.options.threads)
         layout = FactoryLayout(
             kernel=BwrapLayout(
                 workspace=spec.scratch, input_dir=spec.input_dir, ipc_dir=spec.ipc_base,
-                user=user, fds=fds, python_paths=paths, env=sandbox_env(self.python),
+                user=user, fds=fds, python_paths=paths, env=env,
                 tmp_bytes=limits.tmp_bytes, shm_bytes=limits.shm_bytes, gpus=self.options.gpus,
                 secrets=secrets,
             ),
@@ -610,7 +612,7 @@ class BwrapSandbox(KernelSandbox):
             user=user,
             fds=guard.fds,
             python_paths=paths,
-            env=sandbox_env(self.python),
+            env=sandbox_env(self.python, self.options.threads),
             tmp_bytes=limits.tmp_bytes,
             shm_bytes=limits.shm_bytes,
             gpus=self.options.gpus,

@@ -196,7 +196,7 @@ class ContainerSandbox(KernelSandbox):
         if self.cgroups.version is not None:
             group = cgroups.KernelCgroup(self.cgroups, limits.memory_bytes, limits.max_processes)
         guard = ContainerGuard(self.options, group, slot, ipc, self.user)
-        env = kernel_env()
+        env = kernel_env(self.options.threads)
         gpus = self.options.gpus
         if gpus and gpus != "all":
             env["CUDA_VISIBLE_DEVICES"] = ",".join(i.strip() for i in gpus.split(",") if i.strip())

@@ -15,17 +15,19 @@ from typing import Any
 from podium.sandbox.base import Guard, KernelSandbox
 from podium.sandbox.ipc import IpcDir
 from podium.sandbox.kernel import KernelCommand, ipykernel_argv
-from podium.sandbox.options import SandboxOptions, SandboxParams
+from podium.sandbox.options import SandboxOptions, SandboxParams, thread_env
 from podium.sandbox.workspace import Slot
 
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "CUDA_VISIBLE_DEVICES")
 KERNEL_ENV = {"PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
 
 
-def kernel_env() -> dict[str, str]:
-    """Only the variables a solution needs; nothing that could hold a secret."""
+def kernel_env(threads: int | None = None) -> dict[str, str]:
+    """Only the variables a solution needs (and its thread pools' size); nothing that could
+    hold a secret."""
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     env.update(KERNEL_ENV)
+    env.update(thread_env(threads))
     return env
 
 
@@ -45,7 +47,7 @@ class LocalSandbox(KernelSandbox):
         slot.link_input()
         command = KernelCommand(
             argv=ipykernel_argv(self.python, ipc.kernel_connection_file),
-            env=kernel_env(),
+            env=kernel_env(self.options.threads),
             cwd=slot.root,
             interrupt_grace_s=self.options.interrupt_grace_s,
             max_message_bytes=self.options.limits.max_message_bytes,

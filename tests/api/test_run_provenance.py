@@ -14,6 +14,7 @@ import pytest
 import podium
 from podium.api import runs as api
 from podium.api.config import validate_config
+from podium.experiments.sweeps.hardware import CPU_SHARE_ENV
 from podium.formats import RunDir, RunSummary
 from tests.support import REPO, TOY_TASK
 
@@ -58,3 +59,15 @@ def test_a_summary_written_before_these_fields_reads_them_as_not_recorded() -> N
     assert older.versions is not None
     assert (older.versions.podium_commit, older.versions.podium_dirty) == (None, None)
     assert older.versions.plugins is None
+
+
+def test_a_runs_kernels_get_its_cpu_share_divided_among_its_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kernels side by side must not each start a thread per host core (they spin against
+    each other); a sandbox told its ``threads`` keeps them."""
+    monkeypatch.setenv(CPU_SHARE_ENV, "4")
+    cfg = validate_config({"task": str(TOY_TASK), "workers": 2})
+    assert api.sandbox_table(cfg)["threads"] == 2
+    cfg = validate_config({"task": str(TOY_TASK), "workers": 2, "sandbox": {"threads": 3}})
+    assert api.sandbox_table(cfg)["threads"] == 3

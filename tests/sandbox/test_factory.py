@@ -334,3 +334,22 @@ def test_each_forked_kernel_has_secrets_of_its_own(tmp_path: Path) -> None:
     for column in range(1, 4):
         values = [s[column] for s in seen]
         assert len(set(values)) == 3, (column, values)
+
+
+POOLS = """
+import json, threadpoolctl, numpy, sklearn.ensemble
+print("POOLS " + json.dumps(sorted({p["num_threads"] for p in threadpoolctl.threadpool_info()})))
+"""
+
+
+def test_a_forked_kernels_thread_pools_are_the_size_it_was_given(tmp_path: Path) -> None:
+    """The libraries size their pools as the factory imports them, before any fork: the
+    factory must start with the kernel's ``threads``, not the host's core count."""
+
+    async def go() -> ExecResult:
+        async with forked(tmp_path, preimports=("numpy", "sklearn.ensemble"), threads=1) as box:
+            return await run(box, tmp_path, "pools", POOLS)
+
+    result = asyncio.run(go())
+    assert result.status is ExecStatus.OK, result.output
+    assert "POOLS [1]" in result.output, result.output

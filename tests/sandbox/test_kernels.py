@@ -256,3 +256,28 @@ def test_working_is_handed_over_only_when_kept(workspace: Workspace, kind: str) 
     result, _ = run(code, dropped, kind)
     assert result.status is ExecStatus.OK, result.output
     assert not dropped.root.exists() or list(dropped.root.iterdir()) == []
+
+
+def test_a_kernel_starts_its_thread_pools_at_the_size_it_was_given(
+    workspace: Workspace, kind: str
+) -> None:
+    """Kernels side by side would each start a thread per host core and spin against each other;
+    ``threads`` sizes OpenMP's and BLAS's pools (a solution may still resize them; OpenBLAS
+    never goes past the host's cores, so one thread is the case every machine can check)."""
+    threads = 1
+    options = SandboxOptions(preimports=(), warm_pool=False, threads=threads)
+    sandbox = BwrapSandbox(options) if kind == "bwrap" else LocalSandbox(options)
+    code = (
+        "import json, threadpoolctl, numpy, sklearn.ensemble\n"
+        "print(sorted({p['num_threads'] for p in threadpoolctl.threadpool_info()}))"
+    )
+
+    async def go() -> ExecResult:
+        try:
+            return await sandbox.execute(code, workspace, Limits(120.0, 64 * 1024))
+        finally:
+            await sandbox.aclose()
+
+    result = asyncio.run(go())
+    assert result.status is ExecStatus.OK, result.output
+    assert f"[{threads}]" in result.output, result.output

@@ -12,6 +12,7 @@ from .executor import Executor as Executor
 from .executor import Job as Job
 from .hardware import available_cpus as available_cpus
 from .hardware import describe_host as describe_host
+from .hardware import kernel_threads as kernel_threads
 from .local_executor import LocalExecutor as LocalExecutor
 from .progress import event_line as event_line
 from .progress import grid_table as grid_table

@@ -61,6 +61,13 @@ def cpu_share(env: Mapping[str, str]) -> float | None:
     return int(share) if share.is_integer() else share
 
 
+def kernel_threads(workers: int) -> int:
+    """Threads for each kernel's native pools: the cores this run may use (its sweep share,
+    else the machine's), divided among its ``workers`` kernels, at least one."""
+    cores = cpu_share(os.environ) or available_cpus()
+    return max(1, int(cores // max(1, workers)))
+
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -10,6 +10,7 @@ from podium.experiments.sweeps.hardware import (
     cpu_share,
     cpu_share_env,
     describe_host,
+    kernel_threads,
 )
 
 
@@ -30,3 +31,22 @@ def test_host_json_has_the_share_only_in_a_sweeps_worker(monkeypatch: pytest.Mon
     monkeypatch.setenv(CPU_SHARE_ENV, "3")
     host = describe_host()
     assert host["cpu_share"] == 3 and host["cpus"] == available_cpus()
+
+
+@pytest.mark.parametrize(
+    ("share", "workers", "threads"),
+    [("4", 2, 2), ("1", 2, 1), ("0.5", 1, 1), ("3", 2, 1), ("8", 1, 8)],
+)
+def test_a_kernels_threads_are_the_runs_share_divided_among_its_workers(
+    share: str, workers: int, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CPU_SHARE_ENV, share)
+    assert kernel_threads(workers) == threads
+
+
+def test_outside_a_sweep_a_kernels_threads_share_the_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(CPU_SHARE_ENV, raising=False)
+    assert kernel_threads(1) == available_cpus()
+    assert kernel_threads(available_cpus() + 1) == 1
