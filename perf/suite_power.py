@@ -24,6 +24,10 @@ Runs (or continues, or only reads) one sweep of ``--suite`` × greedy, random an
   (``podium.benchmarks.selection_report``), as is every run with ``--regrade``;
 * the targets a suite for comparing strategies must meet: greedy beats one-draft at p < 0.01
   (with 5 seeds), one-draft's medal rate ≤ 30 %, no strategy at 100 %;
+* per task, the private score's sampling noise: the standard error of greedy's first finished
+  run's final submission, by half-sampling (the score of 200 seeded random halves of the private
+  rows; for a smooth metric the SD of half-sample scores estimates the full test's SE, as the
+  delete-n/2 jackknife does), and the leaderboard's gold-silver and silver-bronze gaps in SEs;
 * a projection of the sweep's time at ``--project-seeds`` × ``--project-steps`` from the
   measured seconds per node (per task and strategy) and per-run overhead.
 
@@ -61,20 +65,24 @@ from statistics import NormalDist
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/, the repository's
 from machine import machine
 
 from podium.api import load_registry
-from podium.benchmarks import resolve_task, selection_report
+from podium.benchmarks import FolderTask, resolve_task, selection_report
+from podium.benchmarks.grading import medal_thresholds, read_leaderboard
 from podium.errors import UserError
 from podium.experiments.reports import build_report, permutation_test
 from podium.formats import MANIFEST, Journal, RunDir, load_manifest
-from podium.interfaces import Task
+from podium.interfaces import SUBMISSION, Task
+from tools.leaderboards.builder import prepared_data
 
 PODIUM = [sys.executable, "-m", "podium"]
 STRATEGIES = ("greedy", "random", "one-draft")
 SEARCH, CONTROLS = "greedy", ("one-draft", "random")
 ALPHA, POWER = 0.05, 0.80
 TARGET_P, TARGET_SEEDS, TARGET_ONE_DRAFT_MEDALS = 0.01, 5, 30.0
+HALF_SAMPLES = 200
 
 
 # --- statistics: small pure functions --------------------------------------------------------
@@ -374,6 +382,11 @@ class NodeGrades:
         self.graded_here = 0
         self.notes: list[str] = []
 
+    def task(self, task_ref: str) -> Task:
+        if task_ref not in self.tasks:
+            self.tasks[task_ref] = resolve_task(task_ref, load_registry(), self.data_dir)
+        return self.tasks[task_ref]
+
     def nodes(self, run_path: Path, task_ref: str) -> list[dict[str, Any]]:
         rd = RunDir(run_path)
         if rd.selection.is_file() and not self.regrade:
@@ -388,14 +401,13 @@ class NodeGrades:
         if not rd.journal.is_file():
             return None
         try:
-            if task_ref not in self.tasks:
-                self.tasks[task_ref] = resolve_task(task_ref, load_registry(), self.data_dir)
+            task = self.task(task_ref)
             journal = Journal.open(rd.journal)
             try:
                 nodes = journal.nodes()
             finally:
                 journal.close()
-            report = selection_report(self.tasks[task_ref], nodes, rd.node_dir, None)
+            report = selection_report(task, nodes, rd.node_dir, None)
         except UserError as exc:
             self.notes.append(f"{rd.root}: nodes not graded ({exc.message})")
             return None
@@ -430,6 +442,50 @@ def validation_agreement(rows: Sequence[RunRow], grades: NodeGrades) -> dict[str
             "spearman_pooled": spearman(pooled),
             "spearman_mean_per_run": statistics.fmean(per_run) if per_run else None,
         }
+    return result
+
+
+def score_noise(task: Task, submission: Path, draws: int = HALF_SAMPLES) -> dict[str, Any]:
+    """The SE of ``submission``'s private score by half-sampling, and the leaderboard's
+    threshold gaps in SEs (see the module doc). Both the answers and the submission are cut to
+    the same ids, so each half is a valid, smaller test set for the task's own grader."""
+    import numpy as np
+    import pandas as pd
+
+    assert isinstance(task, FolderTask), f"{task.id}: not a folder task"
+    folder = task.folder
+    data = prepared_data(folder, task.public_dir, task.private_dir)
+    answers, frame = data.answers, pd.read_csv(submission)
+    key = answers.columns[0]
+    rng = np.random.default_rng(0)
+    scores = []
+    for _ in range(draws):
+        half = answers[key].sample(len(answers) // 2, random_state=int(rng.integers(2**31)))
+        kept = answers[answers[key].isin(half)].reset_index(drop=True)
+        submitted = frame[frame[key].isin(half)].reset_index(drop=True)
+        scores.append(float(data.grade_fn(submitted, kept)))
+    se = statistics.stdev(scores)
+    t = medal_thresholds(read_leaderboard(folder / "leaderboard.csv"))
+    return {
+        "submission": str(submission),
+        "se": se,
+        "gold_silver_gap_se": abs(t.gold - t.silver) / se if se else None,
+        "silver_bronze_gap_se": abs(t.silver - t.bronze) / se if se else None,
+    }
+
+
+def noise_per_task(rows: Sequence[RunRow], grades: NodeGrades) -> dict[str, Any]:
+    """:func:`score_noise` of each task's first finished greedy run (lowest seed)."""
+    result: dict[str, Any] = {}
+    for task in sorted({r.task for r in rows}):
+        runs = sorted(
+            (r for r in rows if r.task == task and r.strategy == SEARCH and r.status == "finished"),
+            key=lambda r: r.seed,
+        )
+        submission = RunDir(Path(runs[0].path)).best / SUBMISSION if runs and runs[0].path else None
+        if submission is None or not submission.is_file():
+            continue
+        result[task] = score_noise(grades.task(task), submission)
     return result
 
 
@@ -469,6 +525,7 @@ def analyse(sweep: Path, args: argparse.Namespace) -> dict[str, Any]:
         "comparisons": comparisons,
         "medal_rate": medals,
         "validation_vs_private": validation_agreement(rows, grades),
+        "score_noise": noise_per_task(rows, grades),
         "runs_graded_here": grades.graded_here,
         "targets": targets(comparisons[f"{SEARCH} - one-draft"], medals, seeds),
         "projection": projection(
@@ -544,6 +601,12 @@ def print_tables(result: dict[str, Any]) -> None:
         print(
             f"  {task:<{width}}  pooled {pooled} over {v['nodes']} nodes; "
             f"mean per run {mean} ({v['runs_with_rho']} runs)"
+        )
+    print(f"\nprivate score noise (SE by {HALF_SAMPLES} half-samples of greedy's first run)")
+    for task, v in result["score_noise"].items():
+        print(
+            f"  {task:<{width}}  SE {v['se']:.4g}; gold-silver gap {_f(v['gold_silver_gap_se'])} "
+            f"SE, silver-bronze gap {_f(v['silver_bronze_gap_se'])} SE"
         )
     print("\ntargets")
     for name, t in result["targets"].items():

@@ -242,3 +242,20 @@ def test_a_run_whose_task_cannot_be_loaded_is_a_note_not_a_crash(tmp_path: Path)
     assert grades.graded_here == 0 and len(grades.notes) == 1
     assert "no-such-task" in grades.notes[0]
     assert grades.nodes(tmp_path / "never-ran", "mini/no-such-task") == []  # no journal: no try
+
+
+def test_score_noise_is_the_full_tests_standard_error(toy_task: FolderTask, tmp_path: Path) -> None:
+    """Half of the toy's 100 answers right: accuracy 0.5, whose SE over 100 rows is
+    √(0.5·0.5/100) = 0.05; halves drawn without replacement give that SD (finite-population
+    correction), so the estimate lands near it, and the toy board's gaps are read in SEs."""
+    answers = pd.read_csv(toy_task.answers)
+    submission = answers.copy()
+    submission.loc[::2, "y"] = 1 - submission.loc[::2, "y"]
+    path = tmp_path / SUBMISSION
+    submission.to_csv(path, index=False)
+
+    noise = power.score_noise(toy_task, path)
+
+    assert noise["se"] == pytest.approx(0.05, abs=0.008)
+    t = power.medal_thresholds(power.read_leaderboard(toy_task.folder / "leaderboard.csv"))
+    assert noise["gold_silver_gap_se"] == pytest.approx(abs(t.gold - t.silver) / noise["se"])
