@@ -33,9 +33,11 @@ Runs (or continues, or only reads) one sweep of ``--suite`` × greedy, random an
 
 Usage:
     .venv/bin/python perf/suite_power.py --sweep DIR --suite SUITE [--seeds 5] [--steps 20]
-        [--parallel N] [--data-dir D] [--read-only] [--regrade] [--delta 5]
+        [--parallel N] [--also DIR ...] [--data-dir D] [--read-only] [--regrade] [--delta 5]
         [--project-seeds 5] [--project-steps 20] [--json FILE]
 
+``--also DIR`` (repeatable) adds another sweep's runs to the analysis (a suite swept in
+parts, e.g. tasks whose leaderboards were rebuilt later); only ``--sweep`` is run.
 ``--sweep DIR`` that holds no sweep yet: ``podium bench`` makes it. One that does:
 ``podium bench --resume`` continues it (finished runs are kept; its own grid wins over the
 flags), so the script can be stopped at any time and run again. ``--read-only``: no run at all,
@@ -364,11 +366,12 @@ def read_rows(report_runs: Sequence[dict[str, Any]]) -> list[RunRow]:
     ]
 
 
-def compare_report(sweep: Path) -> dict[str, Any]:
-    """``podium compare``'s data for the sweep, written to a scratch dir (the sweep is left
-    as it is), with greedy as the paired baseline (a cross-check of the tests here)."""
+def compare_report(sweeps: Sequence[Path]) -> dict[str, Any]:
+    """``podium compare``'s data for the sweeps merged, written to a scratch dir (the sweeps
+    are left as they are), with greedy as the paired baseline (a cross-check of the tests
+    here). Merging refuses mixed budgets, as ``podium compare`` does."""
     with tempfile.TemporaryDirectory(prefix="suite-power-") as scratch:
-        return build_report([sweep], Path(scratch), baseline=SEARCH).data
+        return build_report(list(sweeps), Path(scratch), baseline=SEARCH).data
 
 
 class NodeGrades:
@@ -507,7 +510,7 @@ def sweep_timing(sweep: Path, rows: Sequence[RunRow]) -> tuple[float, int]:
 
 def analyse(sweep: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Every figure of the module doc for the sweep ``sweep``."""
-    report = compare_report(sweep)
+    report = compare_report([sweep, *args.also])
     rows = read_rows(report["runs"])
     seeds = len({r.seed for r in rows})
     comparisons = {
@@ -519,6 +522,7 @@ def analyse(sweep: Path, args: argparse.Namespace) -> dict[str, Any]:
     overhead, parallel = sweep_timing(sweep, rows)
     return {
         "sweep": str(sweep),
+        "also": [str(p) for p in args.also],
         "tasks": sorted({r.task for r in rows}),
         "seeds": seeds,
         "runs": [asdict(r) for r in rows],
@@ -639,6 +643,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=TARGET_SEEDS)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--parallel", type=int, help="runs at once (podium bench's default)")
+    parser.add_argument(
+        "--also",
+        type=Path,
+        action="append",
+        default=[],
+        help="another finished sweep of the same grid for other tasks, analysed with --sweep",
+    )
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--read-only", action="store_true", help="analyse only; run nothing")
     parser.add_argument("--regrade", action="store_true", help="grade every greedy node here")
