@@ -1,5 +1,6 @@
 """The benchmarks room's builtin plugins: the bundled offline suite ``mini`` (a quick smoke
-suite) and MLE-bench."""
+suite), ``arena`` (the
+suite that tells strategies apart) and MLE-bench."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ MINI_DESCRIPTION = (
     "small offline competitions bundled with Podium (MLE-bench layout): a quick smoke suite; "
     "its medals are too easy to tell strategies apart"
 )
+ARENA_ROOT = bundled_tasks("arena")
+ARENA_DESCRIPTION = (
+    "offline competitions (tabular, text, image, time series; MLE-bench layout) whose "
+    "leaderboards leave a first draft without a medal: the suite for comparing strategies"
+)
 
 
 @hookimpl
@@ -24,6 +30,11 @@ def podium_benchmarks() -> list[BenchmarkSpec]:
             name="mini",
             create=lambda: FolderBenchmark("mini", MINI_ROOT, MINI_DESCRIPTION),
             description=MINI_DESCRIPTION,
+        ),
+        BenchmarkSpec(
+            name="arena",
+            create=lambda: FolderBenchmark("arena", ARENA_ROOT, ARENA_DESCRIPTION),
+            description=ARENA_DESCRIPTION,
         ),
         BenchmarkSpec(name="mlebench", create=mlebench.MLEBench, description=mlebench.DESCRIPTION),
     ]

@@ -1,4 +1,4 @@
-"""What every task of a bundled suite (``mini``; ``SUITES``) promises: recorded, licensed
+"""What every task of a bundled suite (``arena``, ``mini``: ``SUITES``) promises: recorded, licensed
 offline data (or a generator with its stated process), a leaderboard that separates weak from
 strong and that its script reproduces, deterministic preparation, public files without answers,
 a sample submission that passes the format check and grades, and a reason for every kind of
@@ -28,7 +28,7 @@ from podium.submission_check import check
 from tests.support import files_under
 from tools.leaderboards.builder import Prepared, prepared_data
 
-SUITES = ("mini",)
+SUITES = ("arena", "mini")
 TASKS = [
     f"{suite}/{p.name}"
     for suite in SUITES
@@ -36,7 +36,10 @@ TASKS = [
     if (p / "config.yaml").is_file()
 ]
 # How many entries a suite's leaderboards hold (MLE-bench's medal rules are by team count).
-BOARD_SIZES = {"mini": range(100, 250)}
+# The arena's fields follow its rule of at least 1000 entries: MLE-bench's usual team count,
+# where bronze is the top 10 % (with 250-999 teams bronze is the top 100, where a first draft
+# medals).
+BOARD_SIZES = {"arena": range(1000, 2000), "mini": range(100, 250)}
 MAX_FILE_BYTES = 2 * 1024 * 1024
 GENERATOR = "generate.py"  # a generated task's process, in raw/ (it rebuilds the answers)
 TASK_TYPES = {
@@ -81,6 +84,15 @@ def test_the_mini_suite_holds_eight_kinds_of_competition() -> None:
     ]  # fmt: skip
     types = {task_type(f"mini/{t}") for t in mini}
     assert types == TASK_TYPES
+
+
+def test_the_arena_holds_tasks_of_every_kind() -> None:
+    arena = [t.removeprefix("arena/") for t in TASKS if t.startswith("arena/")]
+    assert arena == [
+        "delivery-times", "diamond-prices", "grating-orientation", "loan-default", "noisy-shapes",
+        "regional-sales", "support-tickets",
+    ]  # fmt: skip
+    assert {task_type(f"arena/{t}") for t in arena} == TASK_TYPES
 
 
 def task_type(task_id: str) -> str:

@@ -108,7 +108,7 @@ def test_run_help_lists_the_registered_names(capsys: pytest.CaptureFixture[str])
     review = _option_help(out, "--review-model")
     assert "openai/<model>" in review and "baseline" not in review  # it cannot review
     assert f"Choices: {', '.join(PRESETS)}." in _option_help(out, "--preset")
-    assert "Benchmarks: mini, mlebench." in " ".join(out.split())
+    assert "Benchmarks: arena, mini, mlebench." in " ".join(out.split())
     _, bench, _ = _run(["bench", "--help"], capsys)
     assert f"Choices: {', '.join(registry.strategies)}." in _option_help(bench, "--strategies")
 
@@ -126,7 +126,7 @@ def test_run_help_lists_the_registered_names(capsys: pytest.CaptureFixture[str])
          "did you mean aide-mlebench-reference? presets: "),
         (["run", str(TOY_TASK), "--model", "opneai/gpt-4o"], "did you mean openai/gpt-4o?"),
         (["run", str(TOY_TASK), "-o", "budget.step=3"], "did you mean steps?"),
-        (["tasks", "mnii"], "did you mean mini? available: mini, mlebench"),
+        (["tasks", "mnii"], "did you mean mini? available: arena, mini, mlebench"),
         (["bench", "--tasks", "mini", "--strategies", "greedy,mtcs", "--out", "x"],
          "did you mean mcts?"),
     ],
