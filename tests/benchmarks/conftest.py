@@ -31,6 +31,18 @@ def answers(task: FolderTask) -> pd.DataFrame:
     return pd.read_csv(task.answers)
 
 
+@pytest.fixture(scope="module")
+def train(task: FolderTask) -> pd.DataFrame:
+    """The public training table (a module whose task has another layout defines its own)."""
+    return pd.read_csv(task.public_dir / "train.csv")
+
+
+@pytest.fixture(scope="module")
+def test_frame(task: FolderTask) -> pd.DataFrame:
+    """The public test table, without answers."""
+    return pd.read_csv(task.public_dir / "test.csv")
+
+
 @pytest.fixture
 def sample(task: FolderTask) -> pd.DataFrame:
     return pd.read_csv(task.sample_submission)

@@ -25,16 +25,6 @@ FEATURES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 def rmsle(predicted: np.ndarray, actual: np.ndarray) -> float:
     return float(np.sqrt(np.mean((np.log1p(predicted) - np.log1p(actual)) ** 2)))
 

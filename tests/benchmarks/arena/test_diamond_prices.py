@@ -25,16 +25,6 @@ CSV_SHA256 = "9574730b03aba241d899c4a97511c5061b19358fab89510774fb6c24168345c4"
 FEATURES = ["carat", "cut", "color", "clarity", "depth", "table", "x", "y", "z"]
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 def log_rmse(predicted: np.ndarray, actual: np.ndarray) -> float:
     return float(np.sqrt(np.mean((np.log(predicted) - np.log(actual)) ** 2)))
 

@@ -28,11 +28,6 @@ def stems(folder: Path) -> set[int]:
     return {int(p.stem) for p in folder.glob("*.png")}
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
 def generator() -> ModuleType:
     path = FOLDER / "raw" / "generate.py"
     spec = importlib.util.spec_from_file_location("grating_gen", path)

@@ -27,16 +27,6 @@ FEATURES = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 def pairwise_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """AUC from its definition through ranks (Mann-Whitney, ties at their mean rank): an
     independent check on the grader."""

@@ -27,11 +27,6 @@ def stems(folder: Path) -> set[int]:
     return {int(p.stem) for p in folder.glob("*.png")}
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
 def generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("shapes_gen", FOLDER / "raw" / "generate.py")
     assert spec is not None and spec.loader is not None

@@ -22,16 +22,6 @@ N_TRAIN_QUARTERS = 36
 HORIZON = 4
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 # --- the task folder and the generator -------------------------------------------------------
 
 

@@ -35,16 +35,6 @@ FEATURES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 def pairwise_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """AUC straight from its definition: the share of (positive, negative) pairs ordered right,
     ties counting half. An independent check on the grader."""

@@ -25,16 +25,6 @@ PICKLE_SHA256 = "7b5e2e1db13e89bdd215ef2c02855724056238e11df41cb73cd85b3b4b1ee85
 DROPPED = {"Order", "PID"}
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 def log_rmse(predicted: np.ndarray, actual: np.ndarray) -> float:
     return float(np.sqrt(np.mean((np.log(predicted) - np.log(actual)) ** 2)))
 

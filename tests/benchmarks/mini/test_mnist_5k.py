@@ -26,11 +26,6 @@ def stems(folder: Path) -> set[int]:
     return {int(p.stem) for p in folder.glob("*.png")}
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
 # --- the raw data and the folder ------------------------------------------------------------
 
 

@@ -24,16 +24,6 @@ CLASSES = ["drizzle", "fog", "rain", "snow", "sun"]
 FEATURES = ["date", "precipitation", "temp_max", "temp_min", "wind"]
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 def one_hot(answers: pd.DataFrame, p: float = 1.0) -> pd.DataFrame:
     """A submission giving the true class ``p`` and the others (1 - p) / 4 each."""
     out = pd.DataFrame({"id": answers["id"]})

@@ -24,16 +24,6 @@ N_TRAIN_MONTHS = 108
 HORIZON = 12
 
 
-@pytest.fixture(scope="module")
-def train(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "train.csv")
-
-
-@pytest.fixture(scope="module")
-def test_frame(task: FolderTask) -> pd.DataFrame:
-    return pd.read_csv(task.public_dir / "test.csv")
-
-
 # --- the raw data and the folder ------------------------------------------------------------
 
 
