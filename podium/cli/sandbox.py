@@ -25,10 +25,12 @@ sandbox_app = typer.Typer(
 
 
 def _options(**given: Any) -> dict[str, Any]:
+    """The ``[sandbox]`` table a run would make from these options (threads sized as a run's)."""
     from podium.api.config import validate_config
+    from podium.api.runs import sandbox_table
 
     data = {k: v for k, v in given.items() if v is not None}
-    return validate_config({"task": "-", "sandbox": data}).sandbox.model_dump()
+    return sandbox_table(validate_config({"task": "-", "sandbox": data}))
 
 
 @sandbox_app.command(
@@ -62,6 +64,10 @@ def run_file(
     memory: Annotated[str | None, typer.Option(help="Memory limit, e.g. 4G.")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, bwrap, local or container.")] = "auto",
     python: Annotated[str | None, typer.Option(help="The solutions' interpreter.")] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option(min=1, help="OpenMP/BLAS threads; default: the cores this process may use."),
+    ] = None,
     keep_working: Annotated[bool, typer.Option(help="Hand working/ over too.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -82,7 +88,7 @@ def run_file(
         raise ConfigError(
             f"--timeout must be positive (got {timeout:g})", hint="seconds, e.g. --timeout 60"
         )
-    options = _options(python=python, memory=memory, warm_pool=False)
+    options = _options(python=python, memory=memory, threads=threads, warm_pool=False)
     box = load_registry([]).sandbox(sandbox).create(options)
     code = file.read_text(encoding="utf-8")
     ws = Workspace(workspace.resolve(), input_dir, keep_working)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,22 @@ def test_run_prints_the_result_as_json(tmp_path: Path, public: Path) -> None:
     assert "['train.csv']" in data["output"]
     assert data["peak_memory_bytes"] > 10 * 2**20
     assert (ws / "submission.csv").is_file()  # handed over as the host's own file
+
+
+THREADS = "import os\nprint('omp', os.environ.get('OMP_NUM_THREADS'))"
+
+
+def test_run_sizes_the_kernels_thread_pools_as_a_run_does(tmp_path: Path, public: Path) -> None:
+    """A kernel without a size would start one native thread per host core, whatever the share
+    the user's process was given; ``--threads`` sets it, and by default it is the cores that
+    this process may use (as a one-worker run's)."""
+    given = sandbox_run(tmp_path, public, THREADS, "--threads", "1")
+    assert given.returncode == 0, given.stderr
+    assert "omp 1" in given.stdout, given.stdout
+    default = sandbox_run(tmp_path, public, THREADS)
+    assert default.returncode == 0, default.stderr
+    cores = len(os.sched_getaffinity(0))
+    assert f"omp {cores}" in default.stdout, default.stdout
 
 
 def test_run_reports_a_killed_kernel_and_exits_non_zero(tmp_path: Path, public: Path) -> None:
