@@ -12,92 +12,31 @@ missing, infinite or non-numeric score is rejected because it has no place in th
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
+
+from podium.benchmarks.grade_helpers import (
+    InvalidSubmissionError,
+    exact_columns,
+    matching_ids,
+    numbers,
+    one_row_each,
+    paired,
+    whole_numbers,
+)
+
+__all__ = ["InvalidSubmissionError", "grade"]
 
 ID = "id"
 TARGET = "income"
 
 
-class InvalidSubmissionError(ValueError):
-    """The submission does not have the required format."""
-
-
 def grade(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
-    columns = [str(c) for c in submission.columns]
-    missing = [c for c in (ID, TARGET) if c not in columns]
-    extra = [c for c in columns if c not in (ID, TARGET)]
-    if missing or extra:
-        raise InvalidSubmissionError(
-            f"the submission must have exactly the columns {ID},{TARGET}; "
-            f"missing: {missing or 'none'}, unexpected: {extra or 'none'}"
-        )
-    if len(columns) != len(set(columns)):
-        raise InvalidSubmissionError(f"the submission repeats a column: {columns}")
-    if len(submission) != len(answers):
-        raise InvalidSubmissionError(
-            f"the submission has {len(submission)} rows; expected {len(answers)} "
-            "(one per test person)"
-        )
-
-    ids = _whole_numbers(submission[ID])
-    repeated = ids[ids.duplicated()]
-    if len(repeated):
-        raise InvalidSubmissionError(
-            f"{ID} values repeat in the submission, e.g. {sorted(set(repeated))[:5]}"
-        )
-    expected = set(answers[ID].astype("int64"))
-    unknown = sorted(set(ids) - expected)
-    absent = sorted(expected - set(ids))
-    if unknown or absent:
-        raise InvalidSubmissionError(
-            f"the submission's {ID} values do not match the test set: "
-            f"{len(unknown)} unknown (e.g. {unknown[:5]}), {len(absent)} absent "
-            f"(e.g. {absent[:5]})"
-        )
-
-    scores = _finite_numbers(submission[TARGET])
-    pairs = pd.DataFrame({ID: ids.to_numpy(), "score": scores.to_numpy()}).merge(
-        pd.DataFrame({ID: answers[ID].astype("int64"), "actual": answers[TARGET]}),
-        on=ID,
-        how="inner",
-        validate="one_to_one",
-    )
-    return float(roc_auc_score(pairs["actual"].astype("int64"), pairs["score"]))
-
-
-def _whole_numbers(values: pd.Series) -> pd.Series:
-    """The ids as int64; raises when one is missing, not a number or not a whole number."""
-    if values.isna().any():
-        raise InvalidSubmissionError(f"{ID} has {int(values.isna().sum())} missing value(s)")
-    if pd.api.types.is_bool_dtype(values):
-        raise InvalidSubmissionError(f"{ID} must hold whole numbers, not true/false")
-    numbers = pd.to_numeric(values, errors="coerce").astype("float64")
-    bad = values[~np.isfinite(numbers) | (numbers != numbers.round())]
-    if len(bad):
-        raise InvalidSubmissionError(
-            f"{ID} must hold whole numbers; found {[str(v) for v in bad.iloc[:5]]}"
-        )
-    return numbers.astype("int64").reset_index(drop=True)
-
-
-def _finite_numbers(values: pd.Series) -> pd.Series:
-    """The scores as float64; raises when one is missing, not a number or infinite."""
-    if values.isna().any():
-        raise InvalidSubmissionError(
-            f"{TARGET} has {int(values.isna().sum())} missing value(s); every test person "
-            "needs a score"
-        )
-    if pd.api.types.is_bool_dtype(values):
-        raise InvalidSubmissionError(
-            f"{TARGET} must hold finite numbers (scores or probabilities), not true/false"
-        )
-    numbers = pd.to_numeric(values, errors="coerce").astype("float64")
-    bad = values[~np.isfinite(numbers)]
-    if len(bad):
-        raise InvalidSubmissionError(
-            f"{TARGET} must hold finite numbers (scores or probabilities); "
-            f"found {[str(v) for v in bad.iloc[:5]]}"
-        )
-    return numbers.reset_index(drop=True)
+    submission = exact_columns(submission, [ID, TARGET])
+    one_row_each(submission, answers, "test person")
+    ids = whole_numbers(submission[ID], ID)
+    ids = matching_ids(ids, answers[ID].astype("int64"), ID, "the test set")
+    wanted = "finite numbers (scores or probabilities)"
+    scores = numbers(submission[TARGET], TARGET, wanted, "every test person needs a score")
+    pairs = paired(ids, scores, answers, ID, TARGET)
+    return float(roc_auc_score(pairs["actual"].astype("int64"), pairs["predicted"]))

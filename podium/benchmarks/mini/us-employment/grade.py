@@ -16,58 +16,33 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from podium.benchmarks.grade_helpers import (
+    InvalidSubmissionError,
+    exact_columns,
+    matching_ids,
+    numbers,
+    one_row_each,
+    paired,
+    refuse_where,
+    text,
+)
+
+__all__ = ["InvalidSubmissionError", "grade", "smape"]
+
 ID = "id"
 TARGET = "value"
 
 
-class InvalidSubmissionError(ValueError):
-    """The submission does not have the required format."""
-
-
 def grade(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
-    columns = [str(c) for c in submission.columns]
-    missing = [c for c in (ID, TARGET) if c not in columns]
-    extra = [c for c in columns if c not in (ID, TARGET)]
-    if missing or extra:
-        raise InvalidSubmissionError(
-            f"the submission must have exactly the columns {ID},{TARGET}; "
-            f"missing: {missing or 'none'}, unexpected: {extra or 'none'}"
-        )
-    if len(columns) != len(set(columns)):
-        raise InvalidSubmissionError(f"the submission repeats a column: {columns}")
-    if len(submission) != len(answers):
-        raise InvalidSubmissionError(
-            f"the submission has {len(submission)} rows; expected {len(answers)} "
-            "(one per row of test.csv)"
-        )
-
-    raw_ids = submission[ID]
-    if raw_ids.isna().any():
-        raise InvalidSubmissionError(f"{ID} has {int(raw_ids.isna().sum())} missing value(s)")
-    ids = raw_ids.astype(str).reset_index(drop=True)
-    duplicated = ids[ids.duplicated()]
-    if len(duplicated):
-        raise InvalidSubmissionError(
-            f"{ID} values repeat in the submission, e.g. {sorted(set(duplicated))[:5]}"
-        )
-    expected = set(answers[ID].astype(str))
-    unknown = sorted(set(ids) - expected)
-    absent = sorted(expected - set(ids))
-    if unknown or absent:
-        raise InvalidSubmissionError(
-            f"the submission's {ID} values do not match test.csv: "
-            f"{len(unknown)} unknown (e.g. {unknown[:5]}), {len(absent)} absent "
-            f"(e.g. {absent[:5]})"
-        )
-
-    forecast = _forecasts(submission[TARGET])
-    pairs = pd.DataFrame({ID: ids, "forecast": forecast.to_numpy()}).merge(
-        pd.DataFrame({ID: answers[ID].astype(str), "actual": answers[TARGET].astype("float64")}),
-        on=ID,
-        how="inner",
-        validate="one_to_one",
+    submission = exact_columns(submission, [ID, TARGET])
+    one_row_each(submission, answers, "row of test.csv")
+    ids = matching_ids(text(submission[ID], ID), answers[ID].astype(str), ID, "test.csv")
+    forecast = numbers(submission[TARGET], TARGET, needed="every row needs a forecast")
+    refuse_where(
+        submission[TARGET], forecast < 0, f"{TARGET} must not be negative (employment counts)"
     )
-    return smape(pairs["actual"].to_numpy(), pairs["forecast"].to_numpy())
+    pairs = paired(ids, forecast, answers, ID, TARGET)
+    return smape(pairs["actual"].to_numpy("float64"), pairs["predicted"].to_numpy())
 
 
 def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
@@ -76,32 +51,3 @@ def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
     safe = np.where(denominator == 0, 1.0, denominator)
     terms = np.where(denominator == 0, 0.0, 200.0 * np.abs(forecast - actual) / safe)
     return float(terms.mean())
-
-
-def _forecasts(values: pd.Series) -> pd.Series:
-    """``values`` as float64; raises when one is missing, not a finite number, or negative."""
-    if values.isna().any():
-        raise InvalidSubmissionError(
-            f"{TARGET} has {int(values.isna().sum())} missing value(s); every row needs a forecast"
-        )
-    if pd.api.types.is_bool_dtype(values):
-        raise InvalidSubmissionError(f"{TARGET} must hold numbers, not true/false")
-    numbers = pd.to_numeric(values, errors="coerce")
-    bad = values[numbers.isna()]
-    if len(bad):
-        raise InvalidSubmissionError(
-            f"{TARGET} must hold numbers; found {[str(v) for v in bad.iloc[:5]]}"
-        )
-    numbers = numbers.astype("float64")
-    infinite = values[~np.isfinite(numbers)]
-    if len(infinite):
-        raise InvalidSubmissionError(
-            f"{TARGET} must hold finite numbers; found {[str(v) for v in infinite.iloc[:5]]}"
-        )
-    negative = values[numbers < 0]
-    if len(negative):
-        raise InvalidSubmissionError(
-            f"{TARGET} must not be negative (employment counts); "
-            f"found {[str(v) for v in negative.iloc[:5]]}"
-        )
-    return numbers.reset_index(drop=True)
