@@ -57,7 +57,6 @@ def view(
     file."""
     from podium.cli.checks import is_sweep_dir
     from podium.cli.checks import run_dir as check_run_dir
-    from podium.viewer import export_html, serve
 
     sweep = is_sweep_dir(run_dir)
     if sweep and export is not None:
@@ -69,6 +68,8 @@ def view(
         check_run_dir(run_dir, journal_only=True)
     if port is not None and not 0 <= port <= MAX_PORT:
         raise UserError(f"--port {port} is not a port", hint="use 1–65535, or 0 for any free one")
+    from podium.viewer import export_html, serve  # igraph, and through it matplotlib: checked first
+
     if export is not None:
         if port is not None:
             raise UserError("--port has no effect with --export", hint="drop one of them")

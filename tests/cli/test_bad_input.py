@@ -279,11 +279,15 @@ CASES: list[tuple[str, str, str]] = [
 
 
 @pytest.fixture
-def no_new_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def no_new_files(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Cases run in an empty folder, which they must leave empty: no runs/, no sweep, and no
-    task data prepared (the data cache is in that folder too)."""
+    task data prepared (the data cache is in that folder too). Matplotlib's font cache, which a
+    library may build on import, is not Podium's: it goes elsewhere."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("matplotlib")))
     yield tmp_path
     assert list(tmp_path.iterdir()) == []
 
