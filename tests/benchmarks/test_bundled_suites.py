@@ -90,7 +90,7 @@ def test_the_arena_holds_tasks_of_every_kind() -> None:
     arena = [t.removeprefix("arena/") for t in TASKS if t.startswith("arena/")]
     assert arena == [
         "app-reviews", "delivery-times", "diamond-prices", "grating-orientation", "loan-default",
-        "noisy-shapes", "regional-sales", "support-tickets",
+        "noisy-shapes", "regional-sales", "subscription-churn", "support-tickets",
     ]  # fmt: skip
     assert {task_type(f"arena/{t}") for t in arena} == TASK_TYPES
 
