@@ -89,8 +89,8 @@ def test_the_mini_suite_holds_eight_kinds_of_competition() -> None:
 def test_the_arena_holds_tasks_of_every_kind() -> None:
     arena = [t.removeprefix("arena/") for t in TASKS if t.startswith("arena/")]
     assert arena == [
-        "app-reviews", "delivery-times", "diamond-prices", "grating-orientation", "loan-default",
-        "noisy-shapes", "regional-sales", "subscription-churn", "support-tickets",
+        "app-reviews", "building-energy", "delivery-times", "diamond-prices", "grating-orientation",
+        "loan-default", "noisy-shapes", "regional-sales", "subscription-churn", "support-tickets",
     ]  # fmt: skip
     assert {task_type(f"arena/{t}") for t in arena} == TASK_TYPES
 
