@@ -64,7 +64,11 @@ class Task(ABC):
 
     def warm_up(self) -> None:
         """Get ready what ``check_submission`` needs (a grader process), so that the first node
-        does not wait for it. Called once per run from a worker thread; optional."""
+        does not wait for it. Called once per run (and per resume), from a worker thread,
+        before the run dir is made; optional. Raises TaskError when the task can never be
+        checked or graded here (its grader does not import): the run stops before it starts,
+        with that line. What takes long (a grader's trial gradings) goes on in the
+        background."""
         return  # nothing to prepare by default
 
     def grade(self, submission: Path, sandboxed: bool | None = None) -> GradeReport | None:
@@ -420,6 +424,12 @@ class Proposal:
     the node's result as ``executed`` (its submission is already in the node's directory, and
     the loop runs nothing more) and may give the record of what it ran as ``notebook`` (the
     text of a Jupyter notebook, saved beside ``solution.py``).
+
+    A task the operator set can never do (a layout it does not read) is not a buggy node to
+    debug, which the search would ask for again and again: the proposal says so with
+    ``beyond``, what the user can do instead (a hint), and ``problem``, in one line what the
+    set would need. The node is recorded buggy with that line and the run stops at once (stop
+    reason ``beyond``, a non-zero exit).
     """
 
     plan: str
@@ -427,6 +437,7 @@ class Proposal:
     problem: str | None = None  # why the code is unusable, when the operator knows
     executed: ExecResult | None = None
     notebook: str | None = None
+    beyond: str | None = None  # the task is beyond this operator set: what to do instead
 
 
 class OperatorSet(ABC):
@@ -436,7 +447,9 @@ class OperatorSet(ABC):
     operators: tuple[str, ...] = ("draft", "improve", "debug")
 
     @abstractmethod
-    async def propose(self, ctx: OperatorContext) -> Proposal: ...
+    async def propose(self, ctx: OperatorContext) -> Proposal:
+        """The node's code; for a task this set can never do, a proposal with ``beyond`` (see
+        :class:`Proposal`), which stops the run. An exception fails the node alone."""
 
 
 @dataclass(frozen=True)

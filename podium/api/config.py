@@ -141,6 +141,12 @@ class SearchSection(Section):
     final_top_k: int = Field(
         1, ge=1, description="> 1: re-run the k best on a fresh kernel, submit the best mean"
     )
+    max_identical_failures: int = Field(
+        3,
+        ge=0,
+        description="nodes in a row with the same code failing the same way that stop the run "
+        "(0: never)",
+    )
     holdout: float = Field(
         0.0,
         ge=0.0,

@@ -161,6 +161,11 @@ async def _run(
     await parts.sandbox.environment()  # a broken sandbox.python stops here, before any file
     task = parts.task
     parts.sandbox.hide(task.secret_paths())  # as does an answer the sandbox could not mask
+    try:  # a grader that cannot be imported stops the run here, before any file
+        await asyncio.to_thread(task.warm_up)
+    except BaseException:
+        await parts.aclose()
+        raise
     rd = existing or RunDir(default_run_dir(cfg, task))
     if existing is not None:  # before config.toml is rewritten with the changes
         _keeps_its_holdout(cfg, existing, task)
@@ -550,6 +555,7 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
         final_top_k=cfg.search.final_top_k,
         schedule=cfg.schedule,
         fresh_check=cfg.agentic.fresh_check,
+        max_identical_failures=cfg.search.max_identical_failures,
     )
 
 

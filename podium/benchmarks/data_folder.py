@@ -19,7 +19,9 @@ The contract of this module:
     before the search starts (a direction guessed per node inverts the search). A data folder
     has no leaderboard to read it from, so it is taken from what the description states (see
     :mod:`podium.benchmarks.metric_direction`); a description that names no known metric is
-    refused, in one line saying so, rather than searched in a guessed direction.
+    refused, in one line saying so, rather than searched in a guessed direction. The name is
+    the canonical key :mod:`podium.benchmarks.metric_reading` reads (``rmse_log`` for "RMSE
+    between the logarithms"), the same a registry folder with this description gets.
   - ``rules``: the harness's own ``instructions.txt`` beside the folder (or the file
     ``MLEBENCH_INSTRUCTIONS`` names; ``instructions_obfuscated.txt`` with ``obfuscated`` where it
     exists), followed by :data:`IN_PODIUM`, which says what its paths are inside Podium. No
@@ -48,7 +50,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from podium.benchmarks.folder import opened_within, read_description, sample_bound
-from podium.benchmarks.metric_direction import DIRECTION_ENV, HEADING, metric_from_env, read_metric
+from podium.benchmarks.metric_direction import DIRECTION_ENV, metric_from_env, read_metric
+from podium.benchmarks.metric_reading import HEADING
 from podium.benchmarks.validation_server import ServerVerdict, ValidationServer, validation_server
 from podium.errors import TaskError
 from podium.interfaces import Task
@@ -221,7 +224,7 @@ def load_data_folder(path: Path, obfuscated: bool = False) -> DataFolderTask:
         description=description,
         public_dir=folder,
         lower_is_better=reading.lower_is_better,
-        metric_name=reading.name,
+        metric_name=reading.key,
         metric_source=reading.source,
         rules=read_rules(folder, obfuscated),
         server=validation_server(in_harness=COMPETITION_ID_ENV in os.environ),

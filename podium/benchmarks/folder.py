@@ -28,6 +28,7 @@ import yaml
 
 from podium.benchmarks.grader_worker import GraderSource, GraderStopped, GraderWorker
 from podium.benchmarks.grading import grade_report, is_lower_better, read_leaderboard
+from podium.benchmarks.metric_reading import task_metric
 from podium.benchmarks.prepare import prepare_data
 from podium.errors import TaskError
 from podium.interfaces import Task
@@ -127,7 +128,9 @@ class FolderTask(Task):
                          timeout_s=STRUCTURAL_DEADLINE_S)  # fmt: skip
 
     def warm_up(self) -> None:
-        self._grader_for(self.sample_submission).start()
+        """The grader's worker started, its grade function loaded (TaskError, the worker's one
+        message, when it cannot be); its stand-ins are graded on in the background."""
+        self._grader_for(self.sample_submission).load()
 
     def grader_source(self) -> GraderSource:
         """Where the format check's worker loads this task's grade function from."""
@@ -137,7 +140,7 @@ class FolderTask(Task):
         """One grader worker per sample, started on first use and kept for the run."""
         worker = self._grader_checks.get(sample)
         if worker is None:
-            worker = GraderWorker(self.grader_source(), sample, key_columns(sample))
+            worker = GraderWorker(self.grader_source(), sample, key_columns(sample), self.id)
             self._grader_checks[sample] = worker
         return worker
 
@@ -330,7 +333,10 @@ def load_folder_task(
         public_dir=prepared.public,
         private_dir=prepared.private,
         lower_is_better=is_lower_better(scores),
-        metric_name=str(config.get("grader", {}).get("name") or "the competition metric"),
+        metric_name=task_metric(
+            str(config.get("grader", {}).get("name") or ""),
+            read_description(folder / "description.md", obfuscated),
+        ),
         folder=folder,
         config=config,
         leaderboard=scores,

@@ -10,10 +10,12 @@ question has a deadline (``verdict(data, timeout_s)``), which covers the wait fo
 submission gives the verdict "unknown", which the caller answers with the structural check,
 and a fresh worker is started at once in the background for the next question (a hostile file
 costs its own node the deadline, never the check, and never another node more than its own
-deadline). A worker that cannot start (the grader does not load) is retried
-``MAX_START_FAILURES`` times, then the task stops asking. The worker runs in a process group of
-its own, killed whole, and dies with its parent (``PR_SET_PDEATHSIG``); scratch directories of
-dead hosts are swept.
+deadline). A grader that does not load (its module fails to import, the function is missing) is
+said once, as :meth:`GraderWorker.load`'s TaskError (its one message, which a run raises
+before its first node and ``podium grade`` at its grading); a worker that fails to start
+otherwise is retried ``MAX_START_FAILURES`` times, then the task stops asking. The worker
+runs in a process group of its own, killed whole, and dies with its parent
+(``PR_SET_PDEATHSIG``); scratch directories of dead hosts are swept.
 
 The same worker grades (:meth:`GraderWorker.call`): the final grade, every node's grade after
 the run, a holdout's score. Nothing a grader does with a submission runs in Podium's process:
@@ -24,7 +26,9 @@ has a deadline; a grader that overruns either is stopped and said to have been
 
 Protocol (JSON lines over the child's stdin and a private copy of its stdout; the grader's own
 prints go to its stderr, which is discarded): the first line configures it, the child answers
-``{"ready": N}`` (N trusted stand-ins) or ``{"error": ...}``; then each ``{"path": P}`` (the
+``{"loaded": true}`` once the grade function is loaded (or ``{"error": ..., "hint": ...,
+"load": true}`` when it is not), then ``{"ready": N}`` (N trusted stand-ins) or
+``{"error": ...}``; then each ``{"path": P}`` (the
 submission's file, or a copy of its bytes in the scratch directory) is answered
 ``{"outcome": ..., "reason": ...}``, and each ``{"call": "module:function", "kwargs": {...}}``
 with ``{"result": ...}`` (the function's, called with the grade function and ``kwargs``),
@@ -86,16 +90,23 @@ class GraderSource:
 class GraderWorker:
     """The host's handle on one task's grader process (started on the first question)."""
 
-    def __init__(self, source: GraderSource, sample: Path, keys: tuple[str, ...]) -> None:
+    def __init__(
+        self, source: GraderSource, sample: Path, keys: tuple[str, ...], task: str = ""
+    ) -> None:
         self.keys = keys  # the sample's key columns, which the structural check needs too
+        self._source, self._task = source, task  # named in the grader's load failure
         self._memory = MEMORY_BYTES
         self._config = {"source": asdict(source), "sample": str(sample), "keys": list(keys),
                         "memory": self._memory, "host": os.getpid()}  # fmt: skip
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._scratch: Path | None = None
+        self._lines: _Lines | None = None  # the running worker's protocol
+        self._ready = False  # it answered "ready" (its stand-ins are graded)
+        self._start_by = 0.0  # when its start overruns START_TIMEOUT_S
         self._start_failures = 0
         self._broken = ""
+        self._unloadable: TaskError | None = None  # the grader does not load: said so, always
         self._closed = False
         # Restarts come from one long-lived daemon thread: the worker's PR_SET_PDEATHSIG fires
         # when the *thread* that started it ends, so a thread per restart would kill its worker.
@@ -141,7 +152,7 @@ class GraderWorker:
                 proc, _ = self._running()
             except _Failed as exc:
                 self._stop()
-                raise TaskError(
+                raise self._unloadable or TaskError(
                     f"the task's grader could not be run: {exc}",
                     hint="check the task's grade function (it must load and grade its sample)",
                 ) from None
@@ -167,6 +178,26 @@ class GraderWorker:
             except _Failed:
                 self._stop()
 
+    def load(self) -> None:
+        """Start the worker if it is not running and wait until it has loaded the grade
+        function (its stand-ins are graded after, in the background, for the first question).
+        Raises TaskError, the one message for a grader that does not load (a module its
+        ``grade.py`` imports is not installed, the function is missing), and for a worker
+        that cannot start at all; a task that can never be graded or checked is said before
+        any work is spent on it."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if not self._alive():
+                    self._spawn(None)
+            except _Failed as exc:
+                self._stop()
+                raise self._unloadable or TaskError(
+                    f"{self._named()}the grader {self._source.spec} could not be started: {exc}",
+                    hint="check the task's grade function (it must load and grade its sample)",
+                ) from None
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -186,11 +217,25 @@ class GraderWorker:
             self._requests.put(True)
 
     def _running(self, deadline: float | None = None) -> tuple[subprocess.Popen[bytes], Path]:
-        """The running worker, started if need be: within ``START_TIMEOUT_S``, and before
-        ``deadline`` (a start cut short by the deadline is not counted as the grader's
-        failure to start)."""
-        if self._proc is not None and self._proc.poll() is None and self._scratch is not None:
-            return self._proc, self._scratch
+        """The running worker, started if need be and ready: within ``START_TIMEOUT_S`` of its
+        start, and before ``deadline`` (a start cut short by the deadline is not counted as
+        the grader's failure to start)."""
+        if self._proc is None or self._scratch is None or (self._ready and not self._alive()):
+            self._spawn(deadline)  # one that died while starting still says why, below
+        assert self._proc is not None and self._scratch is not None
+        if not self._ready:
+            self._start_reply(None, deadline)
+            self._ready = True
+        return self._proc, self._scratch
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None and self._scratch is not None
+
+    def _named(self) -> str:
+        return f"{self._task}: " if self._task else ""
+
+    def _spawn(self, deadline: float | None) -> None:
+        """A fresh worker, configured, with its grade function loaded (not yet ready)."""
         if self._closed:
             raise _Failed("it was closed")
         if self._broken or self._start_failures >= MAX_START_FAILURES:
@@ -204,16 +249,27 @@ class GraderWorker:
             [sys.executable, "-m", __name__], cwd=scratch, env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
-        self._proc, self._scratch = proc, scratch
+        self._proc, self._scratch, self._ready = proc, scratch, False
+        assert proc.stdout is not None
+        self._lines = _Lines(proc.stdout.fileno())
+        self._start_by = time.monotonic() + START_TIMEOUT_S
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, _stop, [proc, scratch])
-        limit = START_TIMEOUT_S
+        self._start_reply(self._config, deadline)
+
+    def _start_reply(self, message: dict[str, Any] | None, deadline: float | None) -> None:
+        """The worker's next answer during its start (``loaded``, then ``ready``), after
+        sending ``message`` if any; an ``error`` there makes the grader broken for good (the
+        same grader on the same sample would fail again), a load error said as such."""
+        assert self._proc is not None
+        limit = self._start_by - time.monotonic()
+        own_limit = deadline is None or deadline >= self._start_by
         if deadline is not None:
             limit = min(limit, deadline - time.monotonic())
         try:
-            reply = self._ask(proc, self._config, limit)
+            reply = self._ask(self._proc, message, limit)
         except _TimedOut:
-            if limit >= START_TIMEOUT_S:  # the start's own limit, not the question's deadline
+            if own_limit:  # the start's own limit, not the question's deadline
                 self._start_failures += 1
             raise
         except _Failed:
@@ -221,19 +277,30 @@ class GraderWorker:
             raise
         if "error" in reply:
             self._broken = str(reply["error"])
+            if reply.get("load"):
+                self._unloadable = self._load_failure(self._broken, reply.get("hint"))
             raise _Failed(self._broken)
-        return proc, scratch
+
+    def _load_failure(self, reason: str, hint: Any) -> TaskError:
+        """The one message for a grader that does not load (run, grade and bench say it)."""
+        default = "its module, and every module it imports, must import where Podium runs"
+        return TaskError(
+            f"{self._named()}the grader {self._source.spec} cannot be imported: {reason}",
+            hint=str(hint) if hint else default,
+        )
 
     def _ask(
-        self, proc: subprocess.Popen[bytes], message: dict[str, Any], timeout: float
+        self, proc: subprocess.Popen[bytes], message: dict[str, Any] | None, timeout: float
     ) -> dict[str, Any]:
-        assert proc.stdin is not None and proc.stdout is not None
+        """Send ``message`` (None: nothing) and read the worker's next line."""
+        assert proc.stdin is not None and self._lines is not None
         try:
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-            proc.stdin.flush()
+            if message is not None:
+                proc.stdin.write(json.dumps(message).encode() + b"\n")
+                proc.stdin.flush()
         except OSError:
             raise _Failed("it exited") from None
-        line = _read_line(proc.stdout.fileno(), time.monotonic() + timeout)
+        line = self._lines.read(time.monotonic() + timeout)
         try:
             reply = json.loads(line)
         except ValueError:
@@ -244,7 +311,7 @@ class GraderWorker:
 
     def _stop(self) -> None:
         _stop([self._proc, self._scratch])
-        self._proc = self._scratch = None
+        self._proc = self._scratch = self._lines = None
 
 
 def _start_on_request(worker: weakref.ref[GraderWorker], requests: queue.SimpleQueue[bool]) -> None:
@@ -280,23 +347,30 @@ def _stopped_reason(exc: _Failed, timeout_s: float, memory: int) -> str:
     )
 
 
-def _read_line(fd: int, deadline: float) -> bytes:
-    """One line from ``fd`` before ``deadline`` (the child writes nothing else)."""
-    got = b""
-    while not got.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise _TimedOut("it took too long")
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            raise _Failed("it exited")
-        got += chunk
-        if len(got) > MAX_LINE:
-            raise _Failed("it answered too much")
-    return got
+class _Lines:
+    """The worker's protocol lines, read from ``fd`` (the child writes nothing else); what
+    was read past a line (its start answers two in a row) is kept for the next."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.got = fd, b""
+
+    def read(self, deadline: float) -> bytes:
+        """The next line, before ``deadline``."""
+        while b"\n" not in self.got:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _TimedOut("it took too long")
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                raise _Failed("it exited")
+            self.got += chunk
+            if len(self.got) > MAX_LINE:
+                raise _Failed("it answered too much")
+        line, _, self.got = self.got.partition(b"\n")
+        return line
 
 
 def _stop(parts: list[Any]) -> None:
@@ -345,11 +419,24 @@ def main() -> int:
     requests = sys.stdin
     config = json.loads(requests.readline() or "{}")
     _die_with_parent(int(config.get("host", os.getppid())))
-    try:
-        check = _configure(config)
-    except Exception as exc:
-        from podium.benchmarks.task_code import one_line
+    import resource
 
+    memory = int(config["memory"])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    from podium.benchmarks.task_code import one_line
+
+    try:
+        grade_fn = GraderSource(**config["source"]).load()
+    except TaskError as exc:  # the folder's loader says which file and what it needs
+        _send(protocol, {"error": exc.message, "hint": exc.hint, "load": True})
+        return 1
+    except Exception as exc:  # an importable grader (MLE-bench's package) that is not
+        _send(protocol, {"error": one_line(exc), "load": True})
+        return 1
+    _send(protocol, {"loaded": True})
+    try:
+        check = _configure(config, grade_fn)
+    except Exception as exc:
         _send(protocol, {"error": one_line(exc)})
         return 1
     _send(protocol, {"ready": len(check.trusted)})
@@ -363,16 +450,12 @@ def main() -> int:
     return 0
 
 
-def _configure(config: dict[str, Any]) -> Any:
-    import resource
-
-    memory = int(config["memory"])
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+def _configure(config: dict[str, Any], grade_fn: GradeFn) -> Any:
+    """The stand-in check of the loaded ``grade_fn`` on the configured sample."""
     from podium.benchmarks.grader_check import StandInCheck
     from podium.benchmarks.grading import read_submission
     from podium.submission_check import bounds
 
-    grade_fn = GraderSource(**config["source"]).load()
     sample_path = Path(config["sample"])
     sample = read_submission(sample_path.read_bytes())
     return StandInCheck(grade_fn, sample, config["keys"], bounds(sample_path))

@@ -52,6 +52,7 @@ from podium.benchmarks.grading import (
     read_submission,
     submission_bounds,
 )
+from podium.benchmarks.metric_reading import task_metric
 from podium.benchmarks.task_code import one_line
 from podium.errors import TaskError
 from podium.interfaces import Benchmark, Task, TaskSummary
@@ -195,14 +196,15 @@ class MLEBench(Benchmark):
         description_path = self.repo / str(config.get("description") or "")
         if not description_path.is_file():
             description_path = folder / "description.md"
+        description = read_description(description_path, obfuscated)
         return MLEBenchTask(
             id=f"mlebench/{task_id}",
             name=str(config["name"]),
-            description=read_description(description_path, obfuscated),
+            description=description,
             public_dir=public,
             private_dir=data / task_id / "prepared" / "private",
             lower_is_better=is_lower_better(scores),
-            metric_name=str(config["grader"].get("name") or "the competition metric"),
+            metric_name=task_metric(str(config["grader"].get("name") or ""), description),
             folder=folder,
             config=config,
             leaderboard=scores,

@@ -41,6 +41,8 @@ STOP_REASONS = {
     "interrupted": "interrupted",
     "replayed": "every recorded answer was replayed",
     "error": "failed",
+    "beyond": "the task is beyond the operator set",
+    "repeated": "the same failure repeated",
 }
 
 # Any control character left after escape sequences are removed, and the bidi overrides that

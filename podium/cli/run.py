@@ -12,8 +12,8 @@ from podium.cli import checks
 from podium.cli.console import (
     EXIT_INTERRUPTED,
     STOP_REASONS,
-    err,
     out,
+    print_error,
     print_grade,
     print_node,
     print_start,
@@ -32,7 +32,6 @@ from podium.cli.options import (
     TimeBudget,
 )
 from podium.errors import UserError
-from podium.redact import redact
 
 if TYPE_CHECKING:
     from podium.api import RunResult
@@ -201,10 +200,11 @@ def _finish(result: RunResult) -> None:
         f"stopped: {why} — {s.steps} step{'' if s.steps == 1 else 's'}, {s.buggy_nodes} buggy, "
         f"{s.elapsed_s or 0.0:.1f}s{_spent(s.usage)}"
     )
-    if s.stop_detail:
+    failed = s.status == "failed"
+    if s.stop_detail and not (failed and s.error):
         out.print(f"         {escape(s.stop_detail)}")
-    if s.error:
-        err.print(f"error: {escape(redact(s.error))}")
+    if s.error:  # a failed run's detail is what to do about it: its hint
+        print_error(s.error, s.stop_detail if failed else None)
     if s.best_node is None or s.best_metric is None:
         out.print("best: no good node yet")
     else:

@@ -16,6 +16,11 @@ change is one transaction. A decision, once journaled, is never made again: on r
 unfinished node is re-run under its id with its action, before any new decision, and the RNG
 continues from after the last decision; only finished nodes count as steps.
 
+Deterministic failures stop the run instead of spending its budget: an operator set that says
+a task is beyond it (``Proposal.beyond``) stops it after that one node (stop reason
+``beyond``), and ``max_identical_failures`` nodes in a row with the same code and
+the same failure (:func:`failure_key`) stop it too (``repeated``).
+
 Reproducibility with several workers (``schedule = "reproducible"``, the default): the decision
 for node ``n`` is made on a tree holding exactly nodes ``1 .. n - workers``, admitted in id
 order, and nodes take their steps in that order. What the strategy sees is then a function of
@@ -28,9 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import math
 import random
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -81,6 +88,10 @@ log = logging.getLogger(__name__)
 MAX_SANDBOX_FAILURES = 3  # consecutive kernel start failures before the run gives up
 MAX_FAILED_PROPOSALS = 3  # consecutive nodes whose model or operator failed: the run stops
 Schedule = Literal["reproducible", "eager"]
+# Stop reasons of a run that cannot succeed as it is (summary.json's ``stop_reason``; the
+# run's status is then "failed"): the task is beyond the operator set; the same failure again.
+BEYOND = "beyond"
+REPEATED = "repeated"
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,7 @@ class LoopSettings:
     final_top_k: int = 1  # > 1: re-run the k best on a fresh kernel before choosing
     schedule: Schedule = "reproducible"
     fresh_check: bool = True  # a good agentic node's code run again on a fresh kernel
+    max_identical_failures: int = 3  # the same code failing the same way, in a row: 0 never
 
 
 class RunEvents(Protocol):
@@ -131,7 +143,7 @@ class SearchParts:
 
 @dataclass(frozen=True)
 class Outcome:
-    stop_reason: str  # steps | time | cost | exhausted | interrupted | error
+    stop_reason: str  # steps | time | cost | exhausted | interrupted | error | beyond | repeated
     final: Node | None
     error: str | None = None
 
@@ -171,6 +183,11 @@ class Search:
         self.error: str | None = None
         self.sandbox_failures = 0
         self.failed_proposals = 0
+        self.beyond: tuple[str, str] | None = None  # the task is beyond the operators: line, hint
+        self.last_failure: str | None = None  # the latest finished node's failure_key
+        self.identical_failures = 0  # finished nodes in a row with that key
+        for done in sorted([*self.tree, *self.waiting.values()], key=_finish_order):
+            self._count_identical_failure(done)  # rebuilt: a resume goes on counting
         self._started = time.monotonic()
         self._elapsed_before = journal.elapsed_s
         self.best_id = run_dir.best_node_id()
@@ -232,7 +249,6 @@ class Search:
             task.cancel()
 
     async def _loop(self) -> None:
-        warm_up = asyncio.create_task(asyncio.to_thread(self.parts.task.warm_up))
         while self.stop_reason is None:
             self._launch()
             if not self.in_flight:
@@ -243,7 +259,6 @@ class Search:
                 del self.in_flight[task]
                 self._settle(task)
         await self._cancel_in_flight()
-        await warm_up
 
     def _launch(self) -> None:
         while self.stop_reason is None and len(self.in_flight) < self.settings.workers:
@@ -324,6 +339,11 @@ class Search:
             raise exc
         node = task.result().model_copy(update={"state": NodeState.DONE, "finished_at": utcnow()})
         self.unfinished.discard(node.id)
+        if self.beyond is not None and self.stop_reason is None:
+            self.stop_reason, (self.error, self.stop_detail) = BEYOND, self.beyond
+        most = self.settings.max_identical_failures
+        if self._count_identical_failure(node) >= most > 0 and self.stop_reason is None:
+            self._stop_repeated(node)
         if self.settings.schedule == "eager":
             self._finish(node)
         else:  # recorded now, so no kill loses it; it takes its step in id order
@@ -448,6 +468,9 @@ class Search:
             proposal = Proposal("", "")
             problem = f"operator {node.operator} failed: {type(exc).__name__}: {exc}"
         self._count_failed_proposal(problem)
+        if proposal.beyond is not None:  # the node says why; the run stops once it is recorded
+            problem = proposal.problem or f"the task is beyond {self.parts.operators.name}"
+            self.beyond = (problem, proposal.beyond)
         problem = problem or proposal.problem or (None if proposal.code.strip() else "no code")
         timings = node.timings.model_copy(update={"model_s": client.code_s})
         node = node.model_copy(
@@ -486,6 +509,31 @@ class Search:
                 "(check the model, its endpoint and key: podium models check MODEL; "
                 "then podium resume DIR)"
             )
+
+    def _count_identical_failure(self, node: Node) -> int:
+        """Finished nodes in a row, up to ``node`` (in the order they finished), with its code
+        failing its way: a failure that repeats with the same code is deterministic, and
+        running it again spends the budget for nothing, so ``max_identical_failures`` of them
+        stop the run. Rebuilt from the journal on resume, so a resumed run that fails the same
+        way again stops at its first such node, not after as many more."""
+        key = failure_key(node)
+        same = key is not None and key == self.last_failure
+        self.identical_failures = self.identical_failures + 1 if same else int(key is not None)
+        self.last_failure = key
+        return self.identical_failures
+
+    def _stop_repeated(self, node: Node) -> None:
+        """Stop the run: ``node`` is the latest of identical failures in a row."""
+        self.stop_reason = REPEATED
+        self.error = (
+            f"{self.identical_failures} nodes in a row ran the same code and failed the same "
+            f"way (node {node.id}: {node.bug_reason})"
+        )
+        self.stop_detail = (
+            f"running it again would fail again: see {self.run_dir.node_dir(node.id)}, fix what "
+            f"it needs, then podium resume {self.run_dir.root} (search.max_identical_failures "
+            "sets how many in a row stop a run; 0: never)"
+        )
 
     async def _execute_and_review(
         self, node: Node, client: CallRecorder, executed: ExecResult | None
@@ -651,6 +699,26 @@ def submission_problem(task: Task, path: Path) -> str | None:
     """The task's format check on a handed-over submission (the check reads it through
     ``podium.untrusted``, capped)."""
     return task.check_submission(path)
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.~@+-]+)+[/\\]?")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def failure_key(node: Node) -> str | None:
+    """What makes two failed nodes the same failure: their exact code (hashed) and their bug
+    reason with what differs from run to run for the same failure (paths, node ids and other
+    numbers: times, sizes; memory addresses) masked. None for a node that did not fail."""
+    if not node.is_buggy:
+        return None
+    reason = _ADDRESS.sub("0x?", node.bug_reason or "")
+    reason = _NUMBER.sub("#", _PATH.sub("<path>", reason))
+    return f"{hashlib.sha256(node.code.encode()).hexdigest()} {reason}"
+
+
+def _finish_order(node: Node) -> tuple[str, int]:
+    return (node.finished_at.isoformat() if node.finished_at else "", node.id)
 
 
 def _fatal_message(exc: ModelFatalError) -> str:

@@ -15,13 +15,15 @@ from podium.formats.journal import SCHEMA_VERSION
 from podium.formats.run_files import PluginVersion, RunSummary, SummaryVersions
 from podium.plugins.manager import ENTRY_POINT_GROUP
 from podium.records import utcnow
+from podium.scaffolds.loop import BEYOND, REPEATED
 from podium.versions import loaded_plugin_packages, podium_source
 
 if TYPE_CHECKING:
     from podium.records import Node
     from podium.scaffolds.loop import Search
 
-STATUS = {"interrupted": "interrupted", "error": "failed"}
+# A stop reason's status ("finished" for any other): a run that cannot succeed as it is failed.
+STATUS = {"interrupted": "interrupted", "error": "failed", BEYOND: "failed", REPEATED: "failed"}
 
 
 def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any]) -> RunSummary:

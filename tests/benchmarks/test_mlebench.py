@@ -77,7 +77,7 @@ def test_a_task_sees_the_public_data_and_carries_its_split(bench: Benchmark) -> 
     assert task.answers == DATA / IRIS / "prepared" / "private" / "test.csv"
     assert task.sample_submission.parent == task.public_dir
     assert task.complexity == "low" and load(bench, "tiny-house-values").complexity == "medium"
-    assert task.metric_name == "multi-class-log-loss" and task.lower_is_better
+    assert task.metric_name == "multiclass_log_loss" and task.lower_is_better
     assert task.description.startswith("# Tiny Iris Species")
 
 

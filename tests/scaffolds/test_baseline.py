@@ -156,6 +156,31 @@ def test_a_task_of_no_known_layout_is_a_clear_problem(toy_task: FolderTask, tmp_
     assert "no sample submission" in proposal.problem
 
 
+def test_a_metric_beyond_the_baseline_stops_the_run_instead_of_validating_on_another(
+    toy_task: FolderTask,
+) -> None:
+    task = dataclasses.replace(toy_task, metric_name="levenshtein_distance")
+    proposal = propose(task, SearchTree(True), Action(operator="draft"))
+    assert proposal.code == "" and proposal.beyond
+    assert proposal.problem is not None
+    assert "beyond the baseline: metric levenshtein_distance" in proposal.problem
+
+
+def test_a_plan_says_when_the_code_validates_on_a_stand_in_for_the_tasks_metric(
+    titanic: FolderTask,
+) -> None:
+    own = propose(titanic, SearchTree(False), Action(operator="draft"))
+    assert "in place of" not in own.plan and "unknown metric" not in own.plan
+    weighted = dataclasses.replace(titanic, metric_name="roc_auc_weighted")
+    assert (
+        "validates on roc_auc in place of roc_auc_weighted"
+        in propose(weighted, SearchTree(False), Action(operator="draft")).plan
+    )
+    unknown = dataclasses.replace(titanic, metric_name="house-points")
+    plan = propose(unknown, SearchTree(False), Action(operator="draft")).plan
+    assert "unknown metric 'house-points': the baseline validates on accuracy instead" in plan
+
+
 # --- crossover -------------------------------------------------------------------------------
 
 BOOSTING = recipes.Recipe(

@@ -26,9 +26,14 @@ from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import Direction, Node
 from podium.scaffolds.baseline.analysis import Unsupported, analyse
 from podium.scaffolds.baseline.kinds import KINDS, Kind
+from podium.scaffolds.baseline.metrics import beyond_baseline, validation_note
 from podium.scaffolds.baseline.specs import Spec
 
 MODEL_NAME = "baseline"
+BEYOND_HINT = (
+    "give it a task in that layout, or run a chat model on this one "
+    "(--model provider/model, e.g. openai/gpt-4.1)"
+)
 
 
 def fitter_first(a: Node, b: Node, lower_is_better: bool) -> tuple[Node, Node]:
@@ -50,14 +55,18 @@ class BaselineOperators(OperatorSet):
     operators = ("draft", "improve", "debug", "crossover")
 
     async def propose(self, ctx: OperatorContext) -> Proposal:
+        metric = ctx.task.metric_name
+        beyond = beyond_baseline(metric)
+        if beyond is not None:  # it could only validate on another metric: the run stops
+            return Proposal("", "", problem=beyond, beyond=BEYOND_HINT)
         try:
-            spec = analyse(ctx.task.public_dir, ctx.task.metric_name)
-        except Unsupported as exc:
+            spec = analyse(ctx.task.public_dir, metric, ctx.task.description)
+        except Unsupported as exc:  # every node would say so again: the run stops
             problem = (
                 "the baseline model handles tabular, image, text and time-series tasks only "
                 f"(one train table or image folder, a test set and a sample submission): {exc}"
             )
-            return Proposal("", "", problem=problem)
+            return Proposal("", "", problem=problem, beyond=BEYOND_HINT)
         kind = KINDS[spec.kind]
         parent = ctx.parents[0] if ctx.parents else None
         parent_recipe = kind.read(parent.code) if parent else None
@@ -81,7 +90,10 @@ class BaselineOperators(OperatorSet):
             recipe, why = kind.debug(parent_recipe, spec)
             plan = f"Debug node {parent.id} ({parent.bug_reason}): {why}. Now: "
         code = kind.render(spec, recipe)
-        return Proposal(plan=prefix + plan + kind.describe(spec, recipe), code=code)
+        problem = "regression" if spec.prediction == "value" else "classification"
+        note = validation_note(metric, problem)
+        described = kind.describe(spec, recipe) + (f" ({note})" if note else "")
+        return Proposal(plan=prefix + plan + described, code=code)
 
     @staticmethod
     def _crossover(

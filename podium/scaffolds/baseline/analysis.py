@@ -1,30 +1,53 @@
 """Reads a task's public files, tells which kind of task it is and what a solution needs.
 
-The sample submission names the id column (first) and what is predicted: one target column, or
-one probability column per class (then the target is the training column whose values are those
-column names). The training file is the table with the target, the test file the one with the
-ids but not the target. The kind follows from the layout, checked in this order:
+It reads as an engineer would. Tables are any format ``tables`` reads (CSV with any
+separator, TSV, JSON records or lines, Parquet, one zipped table), learnt from their first
+``ANALYSIS_ROWS`` rows. The sample submission (a table with 'sample' in its name) gives the
+submission's columns; the test table is the one holding some of them but not all (one named
+test first): the sample's columns it holds are the keys the submission copies (the id, or
+several columns, or none: predictions in the test's row order), the others are predicted, in
+any position. What is predicted is one target column, or one probability column per class
+(then the target is the training column whose values are those column names); a prediction
+column no training table has is the target under another name (the one training column the
+test lacks whose values are of the sample's kind). A sample other than ``id, target`` is kept
+as a ``Layout`` the scripts write their submission from. The kind follows from the layout,
+checked in this order:
 
-- image: a ``train`` folder of image files named by the training table's ids;
+- image: a ``train`` folder, or a ``train`` zip (any folders inside), of image files named by
+  the training table's ids, and a ``test`` one;
 - series: train and test share a date column (and at most one series column, nothing else),
   and every test date is later than every training date — a forecast;
 - text: free-text columns make up at least half of the features;
 - tabular: anything else with a train and a test table. Column roles come from the data:
-  numbers, low-cardinality categories, dates, free text.
+  numbers, low-cardinality categories, dates, free text (list or record cells are left out).
+
+What fits none of these raises ``Unsupported`` with one line saying what the baseline needs.
 """
 
 from __future__ import annotations
 
 import re
+import zipfile
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
 
+from podium.scaffolds.baseline import tables
 from podium.scaffolds.baseline.metrics import known_prediction, resolve
-from podium.scaffolds.baseline.specs import ImageSpec, SeriesSpec, Spec, TextSpec
+from podium.scaffolds.baseline.specs import (
+    ImageSpec,
+    Layout,
+    SeriesSpec,
+    Spec,
+    TableFormat,
+    TextSpec,
+)
 from podium.scaffolds.baseline.specs import TabularSpec as TabularSpec
+from podium.scaffolds.baseline.specs import Unsupported as Unsupported
+from podium.submission_check import Invalid, find_sample
 
 MAX_CATEGORIES = 30  # more distinct strings than this (and than 1% of rows): text
 MAX_CLASSES = 30  # a numeric target with more distinct values than this: regression
@@ -33,14 +56,17 @@ DATE_PATTERN = re.compile(r"^\s*(\d{4}[-/]\d{1,2}[-/]\d{1,2}|\d{1,2}/\d{1,2}/\d{
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 MAX_IMAGE_SIDE = 32  # larger images are shrunk to this: pixels are features for sklearn models
 TEXT_MIN_CHARS, TEXT_MIN_WORDS = 30, 5  # a column this long on average is prose
+ANALYSIS_ROWS = 200_000  # the analysis learns a table from its first rows, never a huge file
+HORIZON_PATTERN = re.compile(
+    r"\b(?:next|following|coming|upcoming)\s+(\d+)\s+(hour|day|week|month|quarter|year|step|period)s?\b",
+    re.I,
+)  # "the next 30 days": how far ahead a forecast without a test set predicts
+UNIT_DAYS = {"hour": 1 / 24, "day": 1.0, "week": 7.0, "month": 30.44, "quarter": 91.3,
+             "year": 365.25}  # fmt: skip
 
 
-class Unsupported(Exception):
-    """The task's files fit none of the layouts the baseline knows."""
-
-
-def _csvs(public: Path) -> list[Path]:
-    return sorted(p for p in public.iterdir() if p.suffix.lower() == ".csv" and p.is_file())
+def _tables(public: Path) -> dict[Path, TableFormat]:
+    return {p: tables.sniff(p) for p in sorted(public.iterdir()) if tables.is_table(p)}
 
 
 def _pick(candidates: list[Path], hint: str) -> Path:
@@ -48,58 +74,370 @@ def _pick(candidates: list[Path], hint: str) -> Path:
     return (named or candidates)[0]
 
 
+def _head(path: Path, fmt: TableFormat) -> pd.DataFrame:
+    """The table's first rows (all of a small one): what the analysis learns the data from, so a
+    huge file is never read whole here. A fresh copy of one read per file version: one analysis
+    asks for a table several times, and a JSON document can only be read whole."""
+    info = path.stat()
+    return _read_head(path, fmt, info.st_mtime_ns, info.st_size, ANALYSIS_ROWS).copy()
+
+
+@lru_cache(maxsize=4)
+def _read_head(path: Path, fmt: TableFormat, mtime_ns: int, size: int, rows: int) -> pd.DataFrame:
+    return tables.read(path, fmt, rows=rows)
+
+
+def _columns(path: Path, fmt: TableFormat) -> list[str]:
+    """The table's column names, from as few rows as its format allows."""
+    head = tables.read(path, fmt, rows=5) if fmt.reader in ("csv", "jsonl") else _head(path, fmt)
+    return [str(c) for c in head.columns]
+
+
+def _heads(formats: dict[Path, TableFormat]) -> dict[Path, list[str]]:
+    """Each table's columns. A file pandas cannot read is left out when its name says neither
+    train nor test (a metadata JSON beside the data), and refused otherwise."""
+    heads = {}
+    for path, fmt in formats.items():
+        try:
+            heads[path] = _columns(path, fmt)
+        except Unsupported:
+            if any(hint in path.name.lower() for hint in ("train", "test")):
+                raise
+    return heads
+
+
+def _rows(path: Path, fmt: TableFormat, head: pd.DataFrame) -> int:
+    return len(head) if len(head) < ANALYSIS_ROWS else tables.count_rows(path, fmt)
+
+
 @lru_cache(maxsize=8)
-def analyse(public: Path, metric_name: str) -> Spec:
-    files = _csvs(public)
-    samples = [p for p in files if "sample" in p.name.lower()]
-    if not samples:
-        raise Unsupported("no sample submission (a CSV with 'sample' in its name) in the data")
-    sample_cols = tuple(str(c) for c in pd.read_csv(samples[0], nrows=5).columns)
-    if len(sample_cols) < 2:
-        raise Unsupported("the sample submission has fewer than 2 columns")
-    heads = {p: [str(c) for c in pd.read_csv(p, nrows=0).columns] for p in files}
-    del heads[samples[0]]
-    train_path, target = _train_table(heads, sample_cols)
-    train = pd.read_csv(train_path)
-    columns = sample_cols[1:] if len(sample_cols) > 2 else ()
-    train_dir = _image_folder(public, "train")
-    if train_dir is not None:
-        image_files = (train_path.name, samples[0].name)
-        return _image(public, train_dir, train, image_files, sample_cols, target, metric_name)
-    id_col = sample_cols[0]
-    tests = [p for p, cols in heads.items() if id_col in cols and target not in cols]
-    if not tests:
-        raise Unsupported(f"no table with the ids {id_col!r} but not the target {target!r}")
-    test_path = _pick(tests, "test")
-    test = pd.read_csv(test_path)
-    names = (train_path.name, test_path.name)
+def analyse(public: Path, metric_name: str, description: str = "") -> Spec:
+    """The task's spec. ``description`` (the task's; else a description.md among the public
+    files) is read only when there is no test set and no sample: for a forecast's horizon."""
+    found = _tables(public)
+    sample_path = _sample(public, found)
+    if sample_path is None:
+        return _forecast(public, found, description, metric_name)
+    sample = tables.read(sample_path, found[sample_path], rows=50)
+    sample_cols = tuple(str(c) for c in sample.columns)
+    others = {p: fmt for p, fmt in found.items() if p != sample_path}
+    heads = _heads(others)
+    others = {p: fmt for p, fmt in others.items() if p in heads}
+    images = _images(public)
+    if images is not None:
+        if len(sample_cols) < 2:
+            raise Unsupported("the sample submission needs an id column and a prediction column")
+        train_path, target = _train_table(heads, others, sample_cols)
+        train = _head(train_path, others[train_path])
+        return _image(public, images, train, (train_path, sample_path), found, sample_cols,
+                      target, metric_name)  # fmt: skip
+    test_path = _test_table(heads, sample_cols)
+    keys = tuple(c for c in sample_cols if c in heads[test_path])
+    outputs = tuple(c for c in sample_cols if c not in heads[test_path])
+    candidates = [p for p in heads if p != test_path]
+    candidates.sort(key=lambda p: "train" not in p.name.lower())
+    train_path, target, columns = _train_target(candidates, heads, others, test_path, outputs,
+                                                sample)  # fmt: skip
+    train, test = _head(train_path, others[train_path]), _head(test_path, others[test_path])
+    boolean = pd.api.types.is_bool_dtype(train[target])
+    if boolean:
+        train[target] = train[target].astype(int)
+    standard = len(keys) == 1 and sample_cols[0] == keys[0] and not boolean
+    standard = standard and outputs == (columns or (target,))
+    layout = None if standard else Layout(keys, outputs, sample_cols, boolean)
+    id_col = keys[0] if len(keys) == 1 else ""
+    read = Reading(
+        (train_path.name, test_path.name),
+        (others[train_path], others[test_path]),
+        _rows(train_path, others[train_path], train),
+        layout,
+    )
+    return _table_kind(train, test, read, id_col, outputs, target, columns, metric_name)
+
+
+def _table_kind(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    read: Reading,
+    id_col: str,
+    outputs: tuple[str, ...],
+    target: str,
+    columns: tuple[str, ...],
+    metric_name: str,
+) -> Spec:
+    """The spec of a task with a test table, of the kind its data call for (see the module's
+    docstring): several targets are regressions on a table."""
+    if len(outputs) > 1 and not columns:
+        return _regressions(train, test, read, id_col, outputs, metric_name)
     if not columns:
-        series = _series(train, test, names, id_col, target, metric_name)
+        series = _series(train, test, read, id_col, target, metric_name)
         if series is not None:
             return series
-    features = [c for c in train.columns if c not in (id_col, target) and c in test.columns]
+    features = [
+        c
+        for c in train.columns
+        if c not in (id_col, target) and c in test.columns and not _is_nested(train[c])
+    ]
     prose = [c for c in features if _is_prose(train[c])]
     if prose and 2 * len(prose) >= len(features):
-        return _text(train, names, id_col, target, tuple(prose), columns, metric_name)
-    return _tabular(train, names, id_col, target, features, columns, metric_name)
+        return _text(train, read, id_col, target, tuple(prose), columns, metric_name)
+    return _tabular(train, read, id_col, target, features, columns, metric_name)
 
 
-def _train_table(heads: dict[Path, list[str]], sample_cols: tuple[str, ...]) -> tuple[Path, str]:
-    """The training table and its target: the sample's second column, or (one probability
-    column per class) the column whose values are the sample's column names."""
+@dataclass(frozen=True)
+class Reading:
+    """How a table task's files are read, and the sample's layout, for its spec."""
+
+    names: tuple[str, str]  # train, test
+    formats: tuple[TableFormat, TableFormat]
+    rows: int  # training rows
+    layout: Layout | None
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "train_file": self.names[0],
+            "test_file": self.names[1],
+            "train_format": self.formats[0],
+            "test_format": self.formats[1],
+            "layout": self.layout,
+        }
+
+
+def _sample(public: Path, found: dict[Path, TableFormat]) -> Path | None:
+    """The sample submission, as the submission check finds it (one owner of its name); None
+    when there is none."""
+    try:
+        sample = find_sample(public)
+    except Invalid as exc:
+        if not any("sample" in p.name.lower() for p in found):
+            return None
+        raise Unsupported(f"{exc}: the baseline needs one sample submission") from exc
+    if sample not in found:
+        raise Unsupported(
+            f"the sample submission {sample.name} is not a table beside the training data: the "
+            "baseline needs it as a CSV in the data folder"
+        )
+    return sample
+
+
+def _missing_sample(found: dict[Path, TableFormat], why: str = "") -> str:
+    """What the baseline needs when there is no sample submission (``why``: why the one table
+    is no forecast either)."""
+    names = ", ".join(p.name for p in found) or "none"
+    tests = [p for p in found if "test" in p.name.lower()]
+    if not tests:
+        return (
+            f"no test set and no sample submission (tables: {names}): the baseline needs a test "
+            "table (or test images) and a sample submission, or, to forecast one dated table, a "
+            "description stating the horizon (e.g. 'the next 30 days')"
+            + (f"; {why}" if why else "")
+        )
+    return (
+        f"no sample submission (tables: {names}): the baseline needs a table with 'sample' in "
+        "its name giving the submission's columns (the id and what is predicted)"
+    )
+
+
+def _forecast(
+    public: Path, found: dict[Path, TableFormat], description: str, metric_name: str
+) -> SeriesSpec:
+    """One table of dated values, no test set, no sample: a forecast of the column the
+    description names (or the one numeric column) over the horizon it states."""
+    if len(found) != 1 or any("test" in p.name.lower() for p in found):
+        raise Unsupported(_missing_sample(found))
+    ((path, fmt),) = found.items()
+    if not description and (public / "description.md").is_file():
+        description = (public / "description.md").read_text(encoding="utf-8", errors="replace")
+    horizon = HORIZON_PATTERN.search(description)
+    if horizon is None:
+        raise Unsupported(_missing_sample(found, "the description states none"))
+    train = _head(path, fmt)
+    dates = [str(c) for c in train.columns if _is_date(train[c])]
+    if len(dates) != 1 or train[dates[0]].duplicated().any():
+        raise Unsupported(_missing_sample(found, f"{path.name} is not one series of dates"))
+    date = dates[0]
+    target = _forecast_target(train, date, description)
+    if target is None:
+        why = "the description names no one numeric column to forecast"
+        raise Unsupported(_missing_sample(found, why))
+    seen = pd.to_datetime(train[date])
+    days = float(seen.sort_values().diff().dt.total_seconds().median() / 86_400)
+    count, unit = int(horizon.group(1)), horizon.group(2).lower()
+    steps = count if unit in ("step", "period") else round(count * UNIT_DAYS[unit] / days)
+    scoring, _, _ = resolve(metric_name, "regression")
+    return SeriesSpec(
+        train_file=path.name,
+        test_file="",
+        train_format=fmt,
+        layout=Layout((date,), (target,), (date, target), future=max(1, steps)),
+        id_col="",
+        date=date,
+        series=None,
+        target=target,
+        scoring=scoring,
+        period=_period(days),
+        horizon=max(1, steps),
+        length=seen.nunique(),
+        n_series=1,
+        nonnegative=bool((train[target].dropna() >= 0).all()),
+    )
+
+
+def _forecast_target(train: pd.DataFrame, date: str, description: str) -> str | None:
+    """The numeric column the description names (as a word), else the only numeric column."""
+    numeric = [str(c) for c in train.columns if c != date and _is_numeric(train[c])]
+    named = [c for c in numeric if re.search(rf"\b{re.escape(c)}\b", description, re.I)]
+    if len(named) == 1:
+        return named[0]
+    return numeric[0] if len(numeric) == 1 else None
+
+
+def _is_numeric(values: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
+def _test_table(heads: dict[Path, list[str]], sample_cols: tuple[str, ...]) -> Path:
+    """The table of rows to predict: it has some of the sample's columns (the id, or the columns
+    the sample copies) but not all (not what is predicted); one named test first, then the
+    narrowest."""
+    wanted = set(sample_cols)
+    tests = [p for p, cols in heads.items() if wanted & set(cols) and not wanted <= set(cols)]
+    if not tests:
+        raise Unsupported(
+            f"no test table: the baseline needs a table with the sample submission's id column "
+            f"({sample_cols[0]!r}) but not its prediction columns, or a test folder of images"
+        )
+    tests.sort(key=lambda p: ("test" not in p.name.lower(), len(heads[p])))
+    return tests[0]
+
+
+def _train_target(
+    candidates: list[Path],
+    heads: dict[Path, list[str]],
+    formats: dict[Path, TableFormat],
+    test_path: Path,
+    outputs: tuple[str, ...],
+    sample: pd.DataFrame,
+) -> tuple[Path, str, tuple[str, ...]]:
+    """The training table, its target column and the class columns (when the sample holds one
+    probability column per class): the sample's prediction column when a table has it, else
+    the table's one column, not in the test table, whose values look like the sample's."""
+    if not candidates:
+        raise Unsupported("no training table: the baseline needs a table with the target column")
+    if len(outputs) == 1:
+        having = [p for p in candidates if outputs[0] in heads[p]]
+        if having:
+            return having[0], outputs[0], ()
+        return _renamed(candidates, heads, formats, test_path, outputs[0], sample)
+    for path in candidates:
+        table = _head(path, formats[path])
+        for col in table.columns:
+            if _is_nested(table[col]):
+                continue
+            values = set(table[col].dropna().astype(str).unique())
+            if len(values) >= 2 and values <= set(outputs):
+                return path, str(col), outputs
+    several = [p for p in candidates if set(outputs) <= set(heads[p])]
+    if several:
+        return several[0], outputs[0], ()  # several targets: each a training column
+    raise Unsupported(
+        f"the sample submission has {len(outputs)} prediction columns ({', '.join(outputs)}), "
+        "and no training column has them as values (one probability column per class) or "
+        "names: the baseline needs the target in the training table"
+    )
+
+
+def _several_targets(outputs: tuple[str, ...], where: str = "") -> str:
+    shown = ", ".join(outputs[:6]) + (", ..." if len(outputs) > 6 else "")
+    return (
+        f"the sample submission predicts {len(outputs)} training columns ({shown}){where}: the "
+        "baseline fits several targets only as numbers to regress from a table; it needs one "
+        "prediction column, or one probability column per class of one target"
+    )
+
+
+def _regressions(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    read: Reading,
+    id_col: str,
+    targets: tuple[str, ...],
+    metric_name: str,
+) -> TabularSpec:
+    """Several targets (one sample column each): one regression per target, on the features
+    the test table shares. Several classifications are refused."""
+    if any(_problem(train[t], metric_name) != "regression" for t in targets):
+        raise Unsupported(_several_targets(targets, ", classes"))
+    features = [c for c in train.columns if c != id_col and c in test.columns]
+    features = [c for c in features if not _is_nested(train[c])]
+    spec = _tabular(train, read, id_col, targets[0], features, (), metric_name)
+    transform = spec.transform
+    if transform != "none":  # a log scale needs every target positive (log1p: non-negative)
+        values = train[list(targets)]
+        fits = bool((values > 0).all().all()) or (
+            transform == "log1p" and bool((values >= 0).all().all())
+        )
+        transform = transform if fits else "none"
+    return replace(spec, targets=targets, transform=transform)
+
+
+def _renamed(
+    candidates: list[Path],
+    heads: dict[Path, list[str]],
+    formats: dict[Path, TableFormat],
+    test_path: Path,
+    output: str,
+    sample: pd.DataFrame,
+) -> tuple[Path, str, tuple[str, ...]]:
+    """The target submitted under another name: the one training column not in the test table
+    whose values are of the sample's kind (numbers or strings)."""
+    numeric = pd.api.types.is_numeric_dtype(sample[output])
+    for path in candidates:
+        table = _head(path, formats[path])
+        extra = [c for c in table.columns if c not in heads[test_path]]
+        fitting = [
+            str(c)
+            for c in extra
+            if not _is_nested(table[c]) and pd.api.types.is_numeric_dtype(table[c]) == numeric
+        ]
+        if len(fitting) == 1:
+            return path, fitting[0], ()
+        if len(fitting) > 1:
+            raise Unsupported(
+                f"the sample submission predicts {output!r}, which no table has, and "
+                f"{path.name} has {len(fitting)} columns it could be ({', '.join(fitting[:5])}): "
+                f"the baseline needs the target named {output!r} in the training table"
+            )
+    raise Unsupported(
+        f"no table has the target column {output!r} (the sample submission's prediction "
+        "column), nor one column the test table lacks: the baseline needs the target in the "
+        "training table"
+    )
+
+
+def _train_table(
+    heads: dict[Path, list[str]], formats: dict[Path, TableFormat], sample_cols: tuple[str, ...]
+) -> tuple[Path, str]:
+    """The labels table of an image task and its target: the sample's second column, or (one
+    probability column per class) the column whose values are the sample's column names."""
     if len(sample_cols) == 2:
         target = sample_cols[1]
         trains = [p for p, cols in heads.items() if target in cols]
         if not trains:
-            raise Unsupported(f"no table has the target column {target!r}")
+            raise Unsupported(
+                f"no table has the target column {target!r}: the baseline needs a labels table "
+                "with the image ids and that column"
+            )
         return _pick(trains, "train"), target
     classes = set(sample_cols[1:])
     for path in sorted(heads, key=lambda p: "train" not in p.name.lower()):
-        table = pd.read_csv(path)
+        table = _head(path, formats[path])
         for col in table.columns:
             values = set(table[col].dropna().astype(str).unique())
             if len(values) >= 2 and values <= classes:
                 return path, str(col)
+    if any(classes <= set(cols) for cols in heads.values()):
+        raise Unsupported(_several_targets(sample_cols[1:]))
     raise Unsupported(
         f"the sample submission has {len(sample_cols)} columns, and no training column has "
         "their names as values (one probability column per class)"
@@ -119,7 +457,7 @@ def _problem(y: pd.Series, metric_name: str) -> str:
 
 def _tabular(
     train: pd.DataFrame,
-    names: tuple[str, str],
+    read: Reading,
     id_col: str,
     target: str,
     features: list[str],
@@ -144,8 +482,7 @@ def _tabular(
     if transform == "log" and not bool((y > 0).all()):
         transform = "log1p" if bool((y >= 0).all()) else "none"
     return TabularSpec(
-        train_file=names[0],
-        test_file=names[1],
+        **read.fields(),
         id_col=id_col,
         target=target,
         problem=problem,
@@ -158,7 +495,7 @@ def _tabular(
         skewed=tuple(c for c in numeric if _is_skewed(train[c])),
         scoring=scoring,
         prediction=prediction,
-        rows=len(train),
+        rows=read.rows,
         dates=tuple(dates),
         timed=tuple(c for c in dates if _has_time(train[c])),
         columns=columns,
@@ -169,7 +506,7 @@ def _tabular(
 
 def _text(
     train: pd.DataFrame,
-    names: tuple[str, str],
+    read: Reading,
     id_col: str,
     target: str,
     prose: tuple[str, ...],
@@ -182,15 +519,14 @@ def _text(
     if transform == "log" and not bool((y > 0).all()):
         transform = "none"
     return TextSpec(
-        train_file=names[0],
-        test_file=names[1],
+        **read.fields(),
         id_col=id_col,
         target=target,
         problem=problem,
         text=prose,
         scoring=scoring,
         prediction=prediction,
-        rows=len(train),
+        rows=read.rows,
         classes=int(y.nunique()) if problem == "classification" else 0,
         columns=columns,
         transform=transform if problem == "regression" else "none",
@@ -200,7 +536,7 @@ def _text(
 def _series(
     train: pd.DataFrame,
     test: pd.DataFrame,
-    names: tuple[str, str],
+    read: Reading,
     id_col: str,
     target: str,
     metric_name: str,
@@ -227,8 +563,7 @@ def _series(
     days = pd.Series(sorted(set(seen))).diff().dt.total_seconds().median() / 86_400
     scoring, _, _ = resolve(metric_name, "regression")
     return SeriesSpec(
-        train_file=names[0],
-        test_file=names[1],
+        **read.fields(),
         id_col=id_col,
         date=date,
         series=series,
@@ -261,6 +596,15 @@ def _period(days: float) -> int:
     return 1
 
 
+@dataclass(frozen=True)
+class Images:
+    """Where a task's images are: folders, or zip archives (images in any folder inside)."""
+
+    train: str  # a folder or .zip name under the public folder
+    test: str | None
+    zipped: bool
+
+
 def _image_folder(public: Path, hint: str) -> Path | None:
     for folder in sorted(p for p in public.iterdir() if p.is_dir() and hint in p.name.lower()):
         first = next((p for p in folder.iterdir() if p.is_file()), None)
@@ -269,50 +613,122 @@ def _image_folder(public: Path, hint: str) -> Path | None:
     return None
 
 
+def _image_members(archive: Path) -> dict[str, str]:
+    """An archive's image files, by file name (the folders inside do not matter)."""
+    try:
+        with zipfile.ZipFile(archive) as opened:
+            names = opened.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return {}
+    return {
+        Path(n).name: n
+        for n in names
+        if Path(n).suffix.lower() in IMAGE_SUFFIXES and not n.startswith("__MACOSX/")
+    }
+
+
+def _image_archive(public: Path, hint: str) -> Path | None:
+    zips = sorted(p for p in public.glob("*.zip") if hint in p.name.lower() and p.is_file())
+    return next((p for p in zips if _image_members(p)), None)
+
+
+def _images(public: Path) -> Images | None:
+    """The training images (a folder first, else a zip) and the test ones of the same form."""
+    folder = _image_folder(public, "train")
+    if folder is not None:
+        test = _image_folder(public, "test")
+        return Images(folder.name, test.name if test else None, False)
+    archive = _image_archive(public, "train")
+    if archive is not None:
+        test_archive = _image_archive(public, "test")
+        return Images(archive.name, test_archive.name if test_archive else None, True)
+    return None
+
+
+def _first_image(public: Path, images: Images, first: str) -> tuple[str, Any] | None:
+    """The suffix the ids need to name image files, and the first training image, opened."""
+    from PIL import Image
+
+    suffixes = ("", *IMAGE_SUFFIXES, *(s.upper() for s in IMAGE_SUFFIXES))
+    if images.zipped:
+        members = _image_members(public / images.train)
+        suffix = next((s for s in suffixes if f"{first}{s}" in members), None)
+        if suffix is None:
+            return None
+        with (
+            zipfile.ZipFile(public / images.train) as archive,
+            archive.open(members[f"{first}{suffix}"]) as handle,
+        ):
+            image = Image.open(handle)
+            image.load()
+        return suffix, image
+    folder = public / images.train
+    suffix = next((s for s in suffixes if (folder / f"{first}{s}").is_file()), None)
+    if suffix is None:
+        return None
+    image = Image.open(folder / f"{first}{suffix}")
+    image.load()
+    return suffix, image
+
+
 def _image(
     public: Path,
-    train_dir: Path,
+    images: Images,
     train: pd.DataFrame,
-    files: tuple[str, str],
+    paths: tuple[Path, Path],
+    formats: dict[Path, TableFormat],
     sample_cols: tuple[str, ...],
     target: str,
     metric_name: str,
 ) -> ImageSpec:
-    from PIL import Image
-
     id_col = sample_cols[0]
-    test_dir = _image_folder(public, "test")
-    if id_col not in train.columns or test_dir is None:
-        raise Unsupported(f"image folders need {id_col!r} in the training table and a test folder")
+    where = "archive" if images.zipped else "folder"
+    if id_col not in train.columns or images.test is None:
+        raise Unsupported(
+            f"image tasks need {id_col!r} (the sample submission's first column) in the training "
+            f"table and a test {where} of images (a {where} with 'test' in its name)"
+        )
     columns = sample_cols[1:] if len(sample_cols) > 2 else ()
     if not columns and _problem(train[target], metric_name) == "regression":
         raise Unsupported("the baseline model classifies images; it does not regress on them")
     first = str(train[id_col].iloc[0])
-    suffixes = ("", *IMAGE_SUFFIXES, *(s.upper() for s in IMAGE_SUFFIXES))
-    suffix = next((s for s in suffixes if (train_dir / f"{first}{s}").is_file()), None)
-    if suffix is None:
-        raise Unsupported(f"no image file for the training id {first!r} in {train_dir.name}/")
-    with Image.open(train_dir / f"{first}{suffix}") as image:
+    found = _first_image(public, images, first)
+    if found is None:
+        raise Unsupported(
+            f"no image file for the training id {first!r} in {images.train}: the baseline needs "
+            "image files named by the training table's ids"
+        )
+    suffix, image = found
+    with image:
         mode = "L" if image.mode in ("1", "L", "LA", "I", "I;16", "F") else "RGB"
         width, height = image.size
     shrink = min(1.0, MAX_IMAGE_SIDE / max(width, height))
     scoring, prediction, _ = resolve(metric_name, "classification", bool(columns))
     return ImageSpec(
-        train_file=files[0],
+        train_file=paths[0].name,
         id_col=id_col,
         target=target,
-        train_dir=train_dir.name,
-        test_dir=test_dir.name,
+        train_dir=images.train,
+        test_dir=images.test,
         suffix=suffix,
         mode=mode,
         size=(max(1, round(width * shrink)), max(1, round(height * shrink))),
         scoring=scoring,
         prediction=prediction,
-        rows=len(train),
+        rows=_rows(paths[0], formats[paths[0]], train),
         classes=int(train[target].nunique()),
         columns=columns,
-        sample_file=files[1],
+        sample_file=paths[1].name,
+        train_format=formats[paths[0]],
+        sample_format=formats[paths[1]],
+        zipped=images.zipped,
     )
+
+
+def _is_nested(values: pd.Series) -> bool:
+    """Cells holding lists or records (JSON): no feature the baseline's models read."""
+    head = values.dropna().head(50)
+    return bool(len(head)) and bool(head.map(lambda v: isinstance(v, list | dict)).any())
 
 
 def _is_date(values: pd.Series) -> bool:

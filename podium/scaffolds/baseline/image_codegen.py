@@ -24,8 +24,26 @@ from podium.scaffolds.baseline.metrics import (
 )
 from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.specs import ImageSpec
+from podium.scaffolds.baseline.tables import read_source
 
 HOLDOUT_ABOVE_ROWS = 2_000  # cross-validate fewer images; one hold-out split beyond
+LOAD_FOLDER = """def load(folder, ids):
+    \"\"\"Every image as one row of pixels in [0, 1].\"\"\"
+    rows = []
+    for name in ids:
+        with Image.open(f"./input/{folder}/{name}{SUFFIX}") as image:
+            rows.append(np.asarray(image.convert(MODE).resize(SIZE), dtype=np.float32).ravel())
+    return np.stack(rows) / 255.0"""
+LOAD_ARCHIVE = """def load(archive, ids):
+    \"\"\"Every image as one row of pixels in [0, 1], read from the zip (the input is
+    read-only: nothing is extracted); the folders inside do not matter, only file names.\"\"\"
+    rows = []
+    with zipfile.ZipFile(f"./input/{archive}") as opened:
+        members = {n.rsplit("/", 1)[-1]: n for n in opened.namelist() if not n.endswith("/")}
+        for name in ids:
+            with opened.open(members[f"{name}{SUFFIX}"]) as handle, Image.open(handle) as image:
+                rows.append(np.asarray(image.convert(MODE).resize(SIZE), dtype=np.float32).ravel())
+    return np.stack(rows) / 255.0"""
 
 
 def describe(spec: ImageSpec, recipe: ImageRecipe) -> str:
@@ -59,9 +77,11 @@ def render(spec: ImageSpec, recipe: ImageRecipe) -> str:
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
     )
     submission = submission_source(spec.prediction, "sample[ID]", spec.target, "X_test")
+    train_read = read_source(spec.train_file, spec.train_format)
+    sample_read = read_source(spec.sample_file, spec.sample_format)
+    imports = "import warnings\n" + ("import zipfile\n" if spec.zipped else "")
     return f"""{recipe_line("image", asdict(recipe))}
-import warnings
-
+{imports}
 import numpy as np
 import pandas as pd
 from PIL import Image
@@ -74,20 +94,14 @@ from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)  # a capped number of passes
-train = pd.read_csv("./input/{spec.train_file}")
-sample = pd.read_csv("./input/{spec.sample_file}")  # its ids are the test images
+train = {train_read}
+sample = {sample_read}  # its ids are the test images
 ID, TARGET = {spec.id_col!r}, {spec.target!r}
 SIZE, MODE, SUFFIX = {spec.size!r}, {spec.mode!r}, {spec.suffix!r}
 {constants}
 
 
-def load(folder, ids):
-    \"\"\"Every image as one row of pixels in [0, 1].\"\"\"
-    rows = []
-    for name in ids:
-        with Image.open(f"./input/{{folder}}/{{name}}{{SUFFIX}}") as image:
-            rows.append(np.asarray(image.convert(MODE).resize(SIZE), dtype=np.float32).ravel())
-    return np.stack(rows) / 255.0
+{LOAD_ARCHIVE if spec.zipped else LOAD_FOLDER}
 
 
 {metric_source(spec.scoring, spec.prediction, spec.classes)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from podium.scaffolds.baseline.layouts import read_lines, submission_lines
 from podium.scaffolds.baseline.metrics import METRIC_IMPORTS, metric_source
 from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.series_recipe import LEARNED, MODELS, SeriesRecipe, warmup
@@ -136,6 +137,8 @@ def render(spec: SeriesSpec, recipe: SeriesRecipe) -> str:
     series = spec.series or "__series"
     single = "" if spec.series else f"train[{series!r}], test[{series!r}] = 0, 0  # one series\n"
     clip = "np.clip(f(history, horizon), 0, None)" if spec.nonnegative else "f(history, horizon)"
+    standard = f"submission = pd.DataFrame({{ID: test[ID], {spec.target!r}: values}})"
+    submission = submission_lines(spec.layout, "value", "values", standard)
     return f"""{recipe_line("series", asdict(recipe))}
 import numpy as np
 import pandas as pd
@@ -143,8 +146,7 @@ from threadpoolctl import threadpool_limits
 {imports}{METRIC_IMPORTS}
 
 threadpool_limits(1)  # many small fits: threads only contend (and thrash on a busy machine)
-train = pd.read_csv("./input/{spec.train_file}")
-test = pd.read_csv("./input/{spec.test_file}")
+{read_lines(spec)}
 ID, DATE, SERIES, TARGET = {spec.id_col!r}, {spec.date!r}, {series!r}, {spec.target!r}
 PERIOD = {spec.period}  # steps in one season
 {single}train[DATE], test[DATE] = pd.to_datetime(train[DATE]), pd.to_datetime(test[DATE])
@@ -179,6 +181,6 @@ future = clipped(forecast, Y, HORIZON)
 row = wide.index.get_indexer(test[SERIES])
 h = test[DATE].map(steps).to_numpy() - Y.shape[1]
 values = np.where(row >= 0, future[row, h], np.nanmean(Y))  # an unseen series: the mean
-submission = pd.DataFrame({{ID: test[ID], {spec.target!r}: values}})
+{submission}
 submission.to_csv("./submission/submission.csv", index=False)
 """

@@ -3,12 +3,46 @@
 ``analysis.analyse`` reads the public files and returns one of these; the recipe and codegen
 modules of that kind use nothing else. Every spec carries the metric as the generated code
 computes it (``scoring``: a key of ``metrics.METRICS``), the kind of predictions the submission
-holds (``prediction``: label | proba | classes | value) and its ``kind``.
+holds (``prediction``: label | proba | classes | value) and its ``kind``. The table kinds also
+carry how each file is read (``TableFormat``; ``tables`` writes the reading code) and, when the
+sample is not ``id, target``, where the submission's columns come from (``Layout``, written by
+``layouts``). ``Unsupported`` is what the analysis raises for a task beyond the baseline.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+class Unsupported(Exception):
+    """The task's files fit none of the layouts the baseline knows; the message is the one line
+    a user sees, saying what the baseline would need."""
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """How a table is read (``tables`` reads and writes the reading code): ``reader`` is
+    csv | json | jsonl | parquet; ``sep`` a CSV's separator."""
+
+    reader: str = "csv"
+    sep: str = ","
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the submission's columns come from, when the sample is not ``id, prediction(s)``
+    with the training target's name: ``keys`` are the test columns the submission copies (none:
+    predictions in the test's row order), ``outputs`` the sample's prediction columns (one per
+    target, or one probability column per class), ``columns`` the sample's column order, and
+    ``boolean`` a True/False target the model fits (and submits) as 0/1. ``future`` > 0: there
+    is no test table; the script forecasts that many steps after the last training date (the
+    one key) and submits ``date, target``."""
+
+    keys: tuple[str, ...]
+    outputs: tuple[str, ...]
+    columns: tuple[str, ...]
+    boolean: bool = False
+    future: int = 0
 
 
 @dataclass(frozen=True)
@@ -33,6 +67,10 @@ class TabularSpec:
     columns: tuple[str, ...] = ()  # the sample's prediction columns when one per class
     transform: str = "none"  # regression target the model fits: none | log | log1p
     classes: int = 0  # distinct target values (classification)
+    targets: tuple[str, ...] = ()  # several targets (``target`` the first): one model each
+    train_format: TableFormat = field(default_factory=TableFormat)
+    test_format: TableFormat = field(default_factory=TableFormat)
+    layout: Layout | None = None  # None: the sample is ``id, target`` (or class columns)
     kind: str = "tabular"
 
     @property
@@ -56,6 +94,9 @@ class ImageSpec:
     classes: int
     columns: tuple[str, ...] = ()
     sample_file: str = "sample_submission.csv"  # the test ids are the sample's
+    train_format: TableFormat = field(default_factory=TableFormat)
+    sample_format: TableFormat = field(default_factory=TableFormat)
+    zipped: bool = False  # train_dir and test_dir are zip archives (images in any folder)
     kind: str = "image"
 
     @property
@@ -77,6 +118,9 @@ class TextSpec:
     classes: int = 0
     columns: tuple[str, ...] = ()
     transform: str = "none"
+    train_format: TableFormat = field(default_factory=TableFormat)
+    test_format: TableFormat = field(default_factory=TableFormat)
+    layout: Layout | None = None  # None: the sample is ``id, target`` (or class columns)
     kind: str = "text"
 
 
@@ -95,6 +139,9 @@ class SeriesSpec:
     n_series: int
     nonnegative: bool  # every training value is >= 0: forecasts are clipped at 0
     prediction: str = "value"
+    train_format: TableFormat = field(default_factory=TableFormat)
+    test_format: TableFormat = field(default_factory=TableFormat)
+    layout: Layout | None = None  # None: the sample is ``id, target`` (or class columns)
     kind: str = "series"
 
 

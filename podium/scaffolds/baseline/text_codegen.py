@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from podium.scaffolds.baseline.layouts import read_lines, submission_lines
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
@@ -68,7 +69,12 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
     )
-    submission = submission_source(spec.prediction, "test[ID]", spec.target, "X_test")
+    submission = submission_lines(
+        spec.layout,
+        spec.prediction,
+        "predict(model, X_test)",
+        submission_source(spec.prediction, "test[ID]", spec.target, "X_test"),
+    )
     return f"""{recipe_line("text", asdict(recipe))}
 import numpy as np
 import pandas as pd
@@ -80,8 +86,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
-train = pd.read_csv("./input/{spec.train_file}")
-test = pd.read_csv("./input/{spec.test_file}")
+{read_lines(spec)}
 ID, TARGET, TEXT = {spec.id_col!r}, {spec.target!r}, {list(spec.text)!r}
 {constants}
 

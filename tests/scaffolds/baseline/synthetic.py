@@ -10,8 +10,12 @@ parseable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import io
+import json
 import random
 import re
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -25,7 +29,7 @@ from podium.interfaces import BudgetView, OperatorContext, Proposal, Task
 from podium.records import Action, EnvironmentInfo, Metric, Node, NodeState
 from podium.scaffolds.baseline import BaselineOperators
 from podium.scaffolds.baseline.analysis import analyse
-from podium.submission_check import check
+from podium.submission_check import Invalid, check, find_sample
 from podium.tree import SearchTree
 from tests.support import exec_solution
 
@@ -42,7 +46,13 @@ class SyntheticTask(Task):
     metric_name: str
 
     def check_submission(self, path: Path) -> str | None:
-        return check(path, self.public_dir / "sample_submission.csv")
+        """The structural check against the sample; without one (a forecast of a lone table)
+        only that the file exists, as a data folder without a sample does."""
+        try:
+            sample = find_sample(self.public_dir)
+        except Invalid:
+            return None if path.is_file() else f"no submission at {path}"
+        return check(path, sample)
 
 
 def spec_of(task: Task, kind: type[S]) -> S:
@@ -201,10 +211,209 @@ def employment(root: Path, n_series: int = 3, months: int = 72) -> SyntheticTask
     return _task(root, "employment", "smape", True)
 
 
+# --- layouts of MLE-bench's prepared public folders (and other real-world shapes) -------------
+# Shaped like the files each competition's prepare.py writes (file names, columns, formats);
+# the data are synthetic and carry signal.
+
+
+def _public(root: Path) -> Path:
+    public = root / "public"
+    public.mkdir(parents=True)
+    return public
+
+
+PIZZA_WORDS = ["hungry", "broke", "student", "rent", "kids", "job", "paycheck", "tonight"]
+
+
+def pizza(root: Path) -> SyntheticTask:
+    """random-acts-of-pizza: train.json / test.json (indented JSON arrays of records, the test
+    with fewer fields), their zips, and sampleSubmission.csv ``request_id,
+    requester_received_pizza``. The target is True/False in train; list cells (subreddits)."""
+    rng = random.Random(6)
+    records = []
+    for i in range(90):
+        age = rng.uniform(0, 900)
+        karma = rng.randint(0, 3000)
+        received = age + karma / 3 + rng.gauss(0, 150) > 700
+        words = rng.choices(FILLER + PIZZA_WORDS, k=12)
+        records.append({
+            "giver_username_if_known": "N/A",
+            "number_of_upvotes_of_request_at_retrieval": rng.randint(0, 9),  # train only
+            "request_id": f"t3_{i:05x}",
+            "request_text_edit_aware": " ".join(words),
+            "request_title": "[Request] " + " ".join(rng.choices(PIZZA_WORDS, k=4)),
+            "requester_account_age_in_days_at_request": round(age, 2),
+            "requester_received_pizza": received,
+            "requester_subreddits_at_request": rng.sample(["AskReddit", "pics", "funny"], 2),
+            "requester_upvotes_minus_downvotes_at_request": karma,
+            "unix_timestamp_of_request": 1_300_000_000 + 3600 * i,
+        })  # fmt: skip
+    public = _public(root)
+    train, test = records[:70], records[70:]
+    only_train = ("number_of_upvotes_of_request_at_retrieval", "requester_received_pizza")
+    test_rows = [{k: v for k, v in r.items() if k not in only_train} for r in test]
+    for name, rows in (("train", train), ("test", test_rows)):
+        (public / f"{name}.json").write_text(json.dumps(rows, indent=4))
+        with zipfile.ZipFile(public / f"{name}.zip", "w") as archive:
+            archive.write(public / f"{name}.json", f"{name}.json")
+    ids = [r["request_id"] for r in test]
+    pd.DataFrame({"request_id": ids, "requester_received_pizza": 0}).to_csv(
+        public / "sampleSubmission.csv", index=False
+    )
+    return _task(root, "pizza", "roc_auc", False)
+
+
+def cactus(root: Path) -> SyntheticTask:
+    """aerial-cactus-identification: train.zip / test.zip of RGB JPEGs (inside a train/ or test/
+    folder), train.csv ``id,has_cactus`` (ids carry the .jpg) and sample_submission.csv with
+    has_cactus = 0.5. A cactus is a bright green vertical bar. 16x16 (the real ones are 32x32),
+    so a draft fits in a few seconds on a loaded machine."""
+    from PIL import Image
+
+    rng = np.random.default_rng(7)
+    public = _public(root)
+    labels = (np.arange(80) % 2).astype(int)
+    ids = [f"{rng.integers(16**8):08x}{i:02d}.jpg" for i in range(80)]
+    for folder, part in (("train", slice(0, 60)), ("test", slice(60, 80))):
+        with zipfile.ZipFile(public / f"{folder}.zip", "w") as archive:
+            for name, label in zip(ids[part], labels[part], strict=True):
+                pixels = rng.integers(60, 120, (16, 16, 3)).astype(np.uint8)
+                if label:
+                    pixels[:, 6:10, 1] = 230
+                buffer = io.BytesIO()
+                Image.fromarray(pixels, mode="RGB").save(buffer, format="JPEG")
+                archive.writestr(f"{folder}/{name}", buffer.getvalue())
+    pd.DataFrame({"id": ids[:60], "has_cactus": labels[:60]}).to_csv(
+        public / "train.csv", index=False
+    )
+    pd.DataFrame({"id": ids[60:], "has_cactus": 0.5}).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    return _task(root, "cactus", "roc_auc", False)
+
+
+INSULTS = ["idiot", "moron", "stupid", "loser", "pathetic", "clown"]
+
+
+def insults(root: Path) -> SyntheticTask:
+    """detecting-insults-in-social-commentary: train.csv ``Insult,Date,Comment`` (the prediction
+    column first), test.csv ``Date,Comment`` and sample_submission_null.csv ``Insult,Date,
+    Comment``: no id column, the submission follows the test's rows."""
+    rng = random.Random(8)
+    rows = []
+    for i in range(110):
+        insult = i % 2
+        words = rng.choices(FILLER, k=9) + (rng.choices(INSULTS, k=2) if insult else [])
+        rng.shuffle(words)
+        date = "" if i % 7 == 0 else f"2012{(i % 12) + 1:02d}{(i % 27) + 1:02d}120000Z"
+        rows.append({"Insult": insult, "Date": date, "Comment": f'"{" ".join(words)}"'})
+    frame = pd.DataFrame(rows)
+    public = _public(root)
+    frame.iloc[:80].to_csv(public / "train.csv", index=False)
+    test = frame.iloc[80:]
+    test[["Date", "Comment"]].to_csv(public / "test.csv", index=False)
+    test.assign(Insult=0).to_csv(public / "sample_submission_null.csv", index=False)
+    return _task(root, "insults", "roc_auc", False)
+
+
+def semicolons(root: Path) -> SyntheticTask:
+    """adult's layout with ``;``-separated train and test tables (a comma sample, as Kaggle's)."""
+    task = adult(root)
+    for name in ("train.csv", "test.csv"):
+        path = task.public_dir / name
+        pd.read_csv(path).to_csv(path, sep=";", index=False)
+    return dataclasses.replace(task, id="semicolons", name="semicolons")
+
+
+def renamed(root: Path) -> SyntheticTask:
+    """ames' layout where the sample predicts ``label`` and the training table names the same
+    target ``target`` (the sample's columns also in another order: ``label,Id``)."""
+    task = ames(root)
+    public = task.public_dir
+    train = pd.read_csv(public / "train.csv").rename(columns={"SalePrice": "target"})
+    train.to_csv(public / "train.csv", index=False)
+    sample = pd.read_csv(public / "sample_submission.csv")
+    sample.rename(columns={"SalePrice": "label"})[["label", "Id"]].to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    return dataclasses.replace(task, id="renamed", name="renamed")
+
+
+def two_targets(root: Path) -> SyntheticTask:
+    """A sample with two prediction columns, both training columns (multi-target regression,
+    as nomad2018-predict-transparent-conductors' two energies)."""
+    task = ames(root)
+    public = task.public_dir
+    train = pd.read_csv(public / "train.csv")
+    train.assign(Rooms=train["GrLivArea"] // 300).to_csv(public / "train.csv", index=False)
+    sample = pd.read_csv(public / "sample_submission.csv")
+    sample.assign(Rooms=0).to_csv(public / "sample_submission.csv", index=False)
+    return dataclasses.replace(task, id="two-targets", name="two-targets")
+
+
+def toxic(root: Path) -> SyntheticTask:
+    """jigsaw-toxic-comment-classification's shape: several 0/1 label columns of one comment,
+    a sample of one probability column per label, scored by the mean column-wise AUC."""
+    rng = random.Random(10)
+    rows = []
+    for i in range(60):
+        toxic, insult = i % 2, i % 3 == 0
+        words = rng.choices(FILLER, k=8) + (rng.choices(INSULTS, k=2) if toxic else [])
+        rows.append({"id": f"{i:016x}", "comment_text": " ".join(words), "toxic": toxic,
+                     "insult": int(insult)})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    sample = frame[["id"]].iloc[-20:].assign(toxic=0.5, insult=0.5)
+    _split(frame, root, "id", ["toxic", "insult"], sample=sample)
+    return _task(root, "toxic", "roc_auc", False)
+
+
+def bitcoin(root: Path) -> SyntheticTask:
+    """AIDE's bitcoin-price example: one daily price table (Date, Open, Close, Volume), no test
+    set, no sample, and a description that states no horizon."""
+    public = _public(root)
+    days = pd.date_range("2020-01-01", periods=150, freq="D")
+    rng = np.random.default_rng(9)
+    weekly = 300 * np.sin(2 * np.pi * np.arange(len(days)) / 7)
+    close = 9000 + np.cumsum(rng.normal(5, 40, len(days))) + weekly
+    pd.DataFrame({"Date": days.strftime("%Y-%m-%d"), "Open": (close - 20).round(2),
+                  "Close": close.round(2), "Volume": rng.integers(10**6, 10**7, len(days))}
+                 ).to_csv(public / "BTC-USD.csv", index=False)  # fmt: skip
+    return _task(root, "bitcoin", "rmse", True)
+
+
+def bitcoin_forecast(root: Path) -> SyntheticTask:
+    """bitcoin as a data folder whose description.md states the horizon and the column."""
+    task = bitcoin(root)
+    text = "# Bitcoin\n\nForecast the Close price for the next 2 weeks. Scored by RMSE.\n"
+    (task.public_dir / "description.md").write_text(text)
+    return dataclasses.replace(task, id="bitcoin-forecast", description=text)
+
+
 MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
     "adult": adult, "ames": ames, "bike": bike, "seattle": seattle, "digits": digits,
     "reviews": reviews, "employment": employment,
 }  # fmt: skip
+
+
+def monthly_sales(root: Path) -> SyntheticTask:
+    """A lone monthly table (month-end dates, two numeric columns) whose description names the
+    column and the horizon in months."""
+    public = _public(root)
+    months = pd.date_range("2015-01-31", periods=72, freq="ME")
+    sales = 100 + 10 * np.sin(2 * np.pi * months.month.to_numpy() / 12) + np.arange(72)
+    pd.DataFrame({"month": months.strftime("%Y-%m-%d"), "stores": 7, "sales": sales.round(1)}
+                 ).to_csv(public / "sales.csv", index=False)  # fmt: skip
+    text = "# Sales\n\nPredict sales for the next 6 months.\n"
+    (public / "description.md").write_text(text)
+    return dataclasses.replace(_task(root, "monthly-sales", "mae", True), description=text)
+
+
+LAYOUT_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
+    "pizza": pizza, "cactus": cactus, "insults": insults, "semicolons": semicolons,
+    "renamed": renamed, "two_targets": two_targets, "bitcoin_forecast": bitcoin_forecast,
+    "monthly_sales": monthly_sales,
+}  # fmt: skip
+REFUSED_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {"toxic": toxic, "bitcoin": bitcoin}
 KIND = {"adult": "tabular", "ames": "tabular", "bike": "tabular", "seattle": "tabular",
         "digits": "image", "reviews": "text", "employment": "series"}  # fmt: skip
 
@@ -314,3 +523,65 @@ def drafts(task: SyntheticTask, count: int) -> list[Proposal]:
         tree.add(finished(node_id, proposal, "draft", 0.5, task.lower_is_better))
         made.append(proposal)
     return made
+
+
+# --- the shapes a first draft is sized for (issue 39) ------------------------------------------
+
+
+def leaf(root: Path, per_class: int = 10, classes: int = 99) -> SyntheticTask:
+    """leaf-classification's shape: 192 numeric columns (margin, shape, texture 1-64), 99
+    species with ``per_class`` rows each (10: MLE-bench's 990 rows), a 10% test set and one
+    probability column per species, scored by the multiclass log loss."""
+    rng = np.random.default_rng(6)
+    label = np.repeat(np.arange(classes), per_class)
+    centres = rng.normal(0, 1, (classes, 192))
+    values = np.abs(centres[label] + rng.normal(0, 1, (len(label), 192))) / 50
+    names = [f"{group}{i}" for group in ("margin", "shape", "texture") for i in range(1, 65)]
+    frame = pd.DataFrame(values.round(6), columns=names)
+    species = [f"Species_{c:02d}" for c in range(classes)]
+    frame.insert(0, "id", range(1, len(frame) + 1))
+    frame["species"] = np.array(species)[label]
+    frame = frame.sample(frac=1, random_state=0).reset_index(drop=True)
+    n_test = max(20, len(frame) // 10)
+    sample = pd.DataFrame({"id": frame["id"].iloc[-n_test:], **dict.fromkeys(species, 1 / classes)})
+    _split(frame, root, "id", ["species"], sample=sample, n_test=n_test)
+    return _task(root, "leaf", "multiclass_log_loss", True)
+
+
+def wide(root: Path, rows: int = 3000, columns: int = 2000) -> SyntheticTask:
+    """A wide binary table: ``columns`` numeric columns, ten of which carry the signal, scored
+    by ROC AUC (the submission holds probabilities)."""
+    rng = np.random.default_rng(7)
+    values = rng.normal(0, 1, (rows, columns)).astype(np.float32)
+    target = (values[:, :10].sum(axis=1) + rng.normal(0, 1, rows) > 0).astype(int)
+    frame = pd.DataFrame(values.round(4), columns=[f"f{i}" for i in range(columns)])
+    frame.insert(0, "id", range(rows))
+    frame["target"] = target
+    _split(frame, root, "id", ["target"], n_test=max(20, rows // 10))
+    return _task(root, "wide", "roc_auc", False)
+
+
+def taxi(root: Path, rows: int = 20_000) -> SyntheticTask:
+    """new-york-city-taxi-fare-prediction's shape: a string key, a UTC pickup time, four
+    coordinates and a passenger count; the fare grows with the distance and at night; RMSE."""
+    rng = np.random.default_rng(8)
+    seconds = rng.integers(0, 6 * 365 * 86400, rows)
+    when = pd.Timestamp("2009-01-01") + pd.to_timedelta(seconds, unit="s")
+    lon, lat = rng.normal(-73.97, 0.04, rows), rng.normal(40.75, 0.03, rows)
+    lon2, lat2 = lon + rng.normal(0, 0.03, rows), lat + rng.normal(0, 0.03, rows)
+    distance = np.hypot(lon2 - lon, lat2 - lat) * 100
+    fare = 2.5 + 1.6 * distance + 0.5 * (when.hour >= 20) + rng.gamma(1.0, 1.0, rows)
+    stamp = pd.Series(when.strftime("%Y-%m-%d %H:%M:%S UTC"))
+    frame = pd.DataFrame({
+        "key": stamp + "." + pd.Series(range(rows)).astype(str), "fare_amount": fare.round(2),
+        "pickup_datetime": stamp, "pickup_longitude": lon.round(6),
+        "pickup_latitude": lat.round(6), "dropoff_longitude": lon2.round(6),
+        "dropoff_latitude": lat2.round(6), "passenger_count": rng.integers(1, 7, rows),
+    })  # fmt: skip
+    _split(frame, root, "key", ["fare_amount"], n_test=max(20, min(9914, rows // 10)))
+    return _task(root, "taxi", "rmse", True)
+
+
+SCALE_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
+    "leaf": leaf, "wide": wide, "taxi": taxi,
+}  # fmt: skip

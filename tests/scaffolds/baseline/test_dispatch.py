@@ -39,8 +39,9 @@ def test_a_recipe_line_without_a_kind_is_a_tabular_one() -> None:
 
 
 def test_each_kind_reads_back_what_it_wrote(tmp_path: Path) -> None:
-    for name in ("digits", "reviews", "employment", "adult"):
-        task = synthetic.MAKERS[name](tmp_path / name)
+    makers = {**synthetic.MAKERS, **synthetic.LAYOUT_MAKERS}
+    for name in ("digits", "reviews", "employment", "adult", "cactus", "insults"):
+        task = makers[name](tmp_path / name)
         spec = analyse(task.public_dir, task.metric_name)
         kind = KINDS[spec.kind]
         recipe = kind.draft(spec, 1, random.Random(0))

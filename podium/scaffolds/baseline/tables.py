@@ -1,0 +1,182 @@
+"""How a public table is read: one owner for the analysis (which reads heads and samples) and
+for the generated scripts (which read whole files with the expression :func:`read_source`
+writes).
+
+A file is a table when pandas can read it: CSV with any of ``,`` ``;`` tab ``|`` as separator
+(sniffed from the header line), ``.tsv``, JSON (an array of records, or one record per line),
+``.jsonl``/``.ndjson``, Parquet (when pyarrow or fastparquet is installed), any of those
+compressed (``.gz``, ``.bz2``, ``.xz``) and a ``.zip`` archive holding one such file (skipped when
+that file also lies unzipped beside it). A comma CSV is read with ``pd.read_csv(path)`` and
+nothing else, so the scripts of plain CSV tasks stay what they always were.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import importlib.util
+import json
+import lzma
+import zipfile
+from pathlib import Path
+from typing import IO, cast
+
+import pandas as pd
+
+from podium.scaffolds.baseline.specs import TableFormat, Unsupported
+
+SEPARATORS = (",", ";", "\t", "|")
+CSV_SUFFIXES = (".csv", ".tsv")
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+COMPRESSIONS = (".gz", ".bz2", ".xz")
+SNIFF_BYTES = 65_536  # the header line is found in this much of a file's start
+PARQUET_ENGINES = ("pyarrow", "fastparquet")
+
+
+CSV = TableFormat()
+
+
+def _inner_name(path: Path) -> str | None:
+    """The one file a ``.zip`` holds (None: not exactly one file, or unreadable)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+    except (zipfile.BadZipFile, OSError):
+        return None
+    names = [n for n in names if not n.startswith("__MACOSX/")]
+    return names[0] if len(names) == 1 else None
+
+
+def _plain_suffix(name: str) -> str:
+    """The suffix that says the format, under any compression suffix (``a.csv.gz``: .csv)."""
+    lower = name.lower()
+    for suffix in COMPRESSIONS:
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+    return Path(lower).suffix
+
+
+def is_table(path: Path) -> bool:
+    """Whether the file is a table this module reads (by name; a zip: by the file it holds)."""
+    if not path.is_file():
+        return False
+    if path.suffix.lower() == ".zip":
+        inner = _inner_name(path)
+        return (
+            inner is not None
+            and not (path.parent / Path(inner).name).exists()
+            and (_plain_suffix(inner) in (*CSV_SUFFIXES, *JSON_SUFFIXES))
+        )
+    return _plain_suffix(path.name) in (*CSV_SUFFIXES, *JSON_SUFFIXES, *PARQUET_SUFFIXES)
+
+
+def _open(path: Path) -> IO[bytes]:
+    """The file's bytes, decompressed."""
+    if path.suffix.lower() == ".zip":
+        archive = zipfile.ZipFile(path)
+        inner = _inner_name(path)
+        assert inner is not None
+        return archive.open(inner)
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    if suffix == ".bz2":
+        return cast(IO[bytes], bz2.open(path, "rb"))
+    if suffix == ".xz":
+        return cast(IO[bytes], lzma.open(path, "rb"))
+    return path.open("rb")
+
+
+def _start(path: Path) -> str:
+    with _open(path) as handle:
+        return handle.read(SNIFF_BYTES).decode("utf-8-sig", errors="replace")
+
+
+def _separator(header: str, default: str) -> str:
+    """The separator the header line uses most (the default on a tie or when none is used)."""
+    counts = {sep: header.count(sep) for sep in SEPARATORS}
+    best = max(counts.values())
+    if best == 0 or counts[default] == best:
+        return default
+    return max(SEPARATORS, key=lambda sep: counts[sep])
+
+
+def _json_lines(start: str) -> bool:
+    """One JSON record per line (rather than one JSON document)."""
+    first = start.lstrip().split("\n", 1)[0].strip()
+    if not first.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:
+        return False
+
+
+def sniff(path: Path) -> TableFormat:
+    """How the table at ``path`` is read. Raises Unsupported for Parquet without an engine."""
+    name = (_inner_name(path) or path.name) if path.suffix.lower() == ".zip" else path.name
+    suffix = _plain_suffix(name)
+    if suffix in PARQUET_SUFFIXES:
+        if not any(importlib.util.find_spec(engine) for engine in PARQUET_ENGINES):
+            raise Unsupported(
+                f"{path.name} is a Parquet table, and reading it needs pyarrow or fastparquet "
+                "(neither is installed): install one, or provide the table as CSV"
+            )
+        return TableFormat("parquet")
+    try:
+        start = _start(path)
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as exc:
+        raise Unsupported(
+            f"{path.name} cannot be opened ({type(exc).__name__}): the baseline needs tables "
+            "pandas can read"
+        ) from exc
+    if suffix in JSON_SUFFIXES:
+        return TableFormat("jsonl" if suffix != ".json" or _json_lines(start) else "json")
+    header = start.split("\n", 1)[0]
+    return TableFormat("csv", _separator(header, "\t" if suffix == ".tsv" else ","))
+
+
+def read(path: Path, fmt: TableFormat, rows: int | None = None) -> pd.DataFrame:
+    """The table (its first ``rows`` rows when given), read as the generated scripts read it.
+    Raises Unsupported, in one line, for a file pandas cannot parse."""
+    try:
+        return _read(path, fmt, rows)
+    except ValueError as exc:  # parser errors, bad encodings, empty files, malformed JSON
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise Unsupported(
+            f"{path.name} cannot be read as a {fmt.reader} table ({reason[:120]}): the baseline "
+            "needs tables pandas can read"
+        ) from exc
+
+
+def _read(path: Path, fmt: TableFormat, rows: int | None) -> pd.DataFrame:
+    if fmt.reader == "csv":
+        return pd.read_csv(path, sep=fmt.sep, nrows=rows)
+    if fmt.reader == "jsonl":
+        return pd.read_json(path, lines=True, nrows=rows)
+    whole = pd.read_json(path) if fmt.reader == "json" else pd.read_parquet(path)
+    return whole if rows is None else whole.head(rows)
+
+
+def read_source(name: str, fmt: TableFormat) -> str:
+    """The expression a generated script reads ``./input/<name>`` with."""
+    path = f'"./input/{name}"'
+    if fmt.reader == "csv":
+        return f"pd.read_csv({path})" if fmt.sep == "," else f"pd.read_csv({path}, sep={fmt.sep!r})"
+    if fmt.reader == "jsonl":
+        return f"pd.read_json({path}, lines=True)"
+    return f"pd.read_{fmt.reader}({path})"
+
+
+def count_rows(path: Path, fmt: TableFormat) -> int:
+    """The number of rows, by counting lines (CSV, JSON lines) without parsing the file: for
+    tables too big to read whole here. A CSV whose quoted cells hold line breaks counts more."""
+    if fmt.reader in ("json", "parquet"):
+        return len(read(path, fmt))
+    lines, last = 0, b"\n"
+    with _open(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            lines, last = lines + block.count(b"\n"), block[-1:]
+    lines += last != b"\n"  # a last line without its line break
+    return lines - (1 if fmt.reader == "csv" else 0)
