@@ -12,7 +12,10 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from podium.testing import (  # noqa: F401 - re-exported: the tests import them from here
     Received,
@@ -41,6 +44,14 @@ def task_module(folder: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def with_cell(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
+    """A copy of ``frame`` with one cell set to ``value`` of any type (the column becomes
+    ``object``): how the graders' tests make a submission invalid in one place."""
+    frame = frame.astype({column: "object"})
+    frame.loc[row, column] = value
+    return frame
 
 
 def files_under(root: Path) -> dict[str, bytes]:

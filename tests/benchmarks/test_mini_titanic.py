@@ -5,14 +5,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import pandas as pd
 import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import TITANIC, task_module
+from tests.support import TITANIC, task_module, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = TITANIC
@@ -111,12 +110,6 @@ def test_row_order_does_not_matter(grade_module: ModuleType, answers: pd.DataFra
     assert grade(grade_module, swapped, answers) == ordered
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing Survived column": (lambda s: s[["PassengerId"]], "columns"),
@@ -125,15 +118,18 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "misspelt column": (lambda s: s.rename(columns={"Survived": "survived"}), "columns"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "PassengerId", s.loc[0, "PassengerId"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "PassengerId", 5000), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "PassengerId", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "PassengerId", None), "missing"),
-    "a value of 2": (lambda s: _set(s, 0, "Survived", 2), "0 or 1"),
-    "a value of -1": (lambda s: _set(s, 0, "Survived", -1), "0 or 1"),
-    "a fractional value": (lambda s: _set(s, 0, "Survived", 0.5), "0 or 1"),
-    "a missing value": (lambda s: _set(s, 0, "Survived", None), "missing"),
-    "a text value": (lambda s: _set(s, 0, "Survived", "yes"), "0 or 1"),
+    "a duplicated id": (
+        lambda s: with_cell(s, 1, "PassengerId", s.loc[0, "PassengerId"]),
+        "repeat",
+    ),
+    "an unknown id": (lambda s: with_cell(s, 0, "PassengerId", 5000), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "PassengerId", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "PassengerId", None), "missing"),
+    "a value of 2": (lambda s: with_cell(s, 0, "Survived", 2), "0 or 1"),
+    "a value of -1": (lambda s: with_cell(s, 0, "Survived", -1), "0 or 1"),
+    "a fractional value": (lambda s: with_cell(s, 0, "Survived", 0.5), "0 or 1"),
+    "a missing value": (lambda s: with_cell(s, 0, "Survived", None), "missing"),
+    "a text value": (lambda s: with_cell(s, 0, "Survived", "yes"), "0 or 1"),
     "true/false values": (lambda s: s.assign(Survived=s["Survived"] == 1), "0 or 1"),
 }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI, task_module
+from tests.support import MINI, task_module, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "app-reviews"
@@ -123,12 +122,6 @@ def test_row_order_and_scale_do_not_matter(grade_module: ModuleType, answers: pd
     assert grade(grade_module, rescaled, answers) == pytest.approx(expected)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing score column": (lambda s: s[["id"]], "columns"),
@@ -141,13 +134,13 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     ),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 999999), "unknown"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 2.5), "whole numbers"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a missing score": (lambda s: _set(s, 0, "recommended", None), "missing"),
-    "a text score": (lambda s: _set(s, 0, "recommended", "yes"), "finite numbers"),
-    "an infinite score": (lambda s: _set(s, 0, "recommended", float("inf")), "finite numbers"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 999999), "unknown"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 2.5), "whole numbers"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a missing score": (lambda s: with_cell(s, 0, "recommended", None), "missing"),
+    "a text score": (lambda s: with_cell(s, 0, "recommended", "yes"), "finite numbers"),
+    "an infinite score": (lambda s: with_cell(s, 0, "recommended", float("inf")), "finite numbers"),
     "true/false scores": (lambda s: s.assign(recommended=s.index % 2 == 0), "true/false"),
 }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI, task_module
+from tests.support import MINI, task_module, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "delivery-times"
@@ -108,12 +107,6 @@ def test_the_score_is_the_rmsle(grade_module: ModuleType, answers: pd.DataFrame)
     )
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 T = "delivery_minutes"
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
@@ -124,15 +117,15 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "repeated column": (lambda s: s[["id", T, T]], "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99_999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a text id": (lambda s: _set(s, 0, "id", "order"), "whole numbers"),
-    "a missing time": (lambda s: _set(s, 0, T, None), "missing"),
-    "a text time": (lambda s: _set(s, 0, T, "soon"), "finite numbers"),
-    "an infinite time": (lambda s: _set(s, 0, T, float("inf")), "finite numbers"),
-    "a negative time": (lambda s: _set(s, 0, T, -5), "0 or more"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99_999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a text id": (lambda s: with_cell(s, 0, "id", "order"), "whole numbers"),
+    "a missing time": (lambda s: with_cell(s, 0, T, None), "missing"),
+    "a text time": (lambda s: with_cell(s, 0, T, "soon"), "finite numbers"),
+    "an infinite time": (lambda s: with_cell(s, 0, T, float("inf")), "finite numbers"),
+    "a negative time": (lambda s: with_cell(s, 0, T, -5), "0 or more"),
     "true/false times": (lambda s: s.assign(delivery_minutes=s.index % 2 == 0), "true/false"),
 }
 

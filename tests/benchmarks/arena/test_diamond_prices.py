@@ -7,7 +7,6 @@ import gzip
 import hashlib
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "diamond-prices"
@@ -98,12 +97,6 @@ def test_the_score_is_the_rmse_of_logs(grade_module: ModuleType, answers: pd.Dat
     assert grade(grade_module, shuffled[["price", "id"]], answers) == pytest.approx(expected)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing price column": (lambda s: s[["id"]], "columns"),
@@ -113,17 +106,17 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "repeated column": (lambda s: s[["id", "price", "price"]], "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99_999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a text id": (lambda s: _set(s, 0, "id", "stone"), "whole numbers"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 6001.5), "whole numbers"),
-    "a missing price": (lambda s: _set(s, 0, "price", None), "missing"),
-    "a text price": (lambda s: _set(s, 0, "price", "cheap"), "finite numbers"),
-    "an infinite price": (lambda s: _set(s, 0, "price", float("inf")), "finite numbers"),
-    "a zero price": (lambda s: _set(s, 0, "price", 0), "greater than 0"),
-    "a negative price": (lambda s: _set(s, 0, "price", -500), "greater than 0"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99_999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a text id": (lambda s: with_cell(s, 0, "id", "stone"), "whole numbers"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 6001.5), "whole numbers"),
+    "a missing price": (lambda s: with_cell(s, 0, "price", None), "missing"),
+    "a text price": (lambda s: with_cell(s, 0, "price", "cheap"), "finite numbers"),
+    "an infinite price": (lambda s: with_cell(s, 0, "price", float("inf")), "finite numbers"),
+    "a zero price": (lambda s: with_cell(s, 0, "price", 0), "greater than 0"),
+    "a negative price": (lambda s: with_cell(s, 0, "price", -500), "greater than 0"),
     "true/false prices": (lambda s: s.assign(price=s.index % 2 == 0), "true/false"),
 }
 

@@ -7,7 +7,6 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ from PIL import Image
 from podium.benchmarks.folder import FolderTask
 from podium.secret_paths import bundled_tasks
 from tests.support import grade_with as grade
+from tests.support import with_cell
 
 FOLDER = bundled_tasks("arena") / "grating-orientation"
 TRAINING_ID = 2  # the smallest training id (checked in test_the_split)
@@ -138,12 +138,6 @@ def test_a_perfect_submission_scores_about_zero(
     assert grade(grade_module, perfect, answers) == pytest.approx(0.0, abs=1e-12)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 def _zero_first_row(sample: pd.DataFrame) -> pd.DataFrame:
     frame = sample.copy()
     frame.loc[0, CLASSES] = 0.0
@@ -162,15 +156,18 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "a repeated column": (lambda s: pd.concat([s, s[["deg000"]]], axis=1), "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", TRAINING_ID), "unknown"),
-    "a file name as id": (lambda s: _set(s, 0, "id", f"{s.loc[0, 'id']}.png"), "whole numbers"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a missing probability": (lambda s: _set(s, 0, "deg030", None), "missing"),
-    "a text probability": (lambda s: _set(s, 0, "deg030", "high"), "numbers"),
-    "an infinite probability": (lambda s: _set(s, 0, "deg030", float("inf")), "finite"),
-    "a negative probability": (lambda s: _set(s, 0, "deg030", -0.1), "at least 0"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", TRAINING_ID), "unknown"),
+    "a file name as id": (
+        lambda s: with_cell(s, 0, "id", f"{s.loc[0, 'id']}.png"),
+        "whole numbers",
+    ),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a missing probability": (lambda s: with_cell(s, 0, "deg030", None), "missing"),
+    "a text probability": (lambda s: with_cell(s, 0, "deg030", "high"), "numbers"),
+    "an infinite probability": (lambda s: with_cell(s, 0, "deg030", float("inf")), "finite"),
+    "a negative probability": (lambda s: with_cell(s, 0, "deg030", -0.1), "at least 0"),
     "true/false probabilities": (lambda s: s.assign(deg060=s["deg060"] > 0), "true/false"),
     "an all-zero row": (_zero_first_row, "positive probability"),
 }

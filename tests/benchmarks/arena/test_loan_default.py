@@ -6,14 +6,13 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "loan-default"
@@ -118,12 +117,6 @@ def test_the_score_is_the_rank_auc_in_any_row_order(
     assert grade(grade_module, logits, answers) == pytest.approx(score)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing default column": (lambda s: s[["id"]], "columns"),
@@ -132,13 +125,13 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "repeated column": (lambda s: s[["id", "default", "default"]], "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 3001.5), "whole numbers"),
-    "a missing score": (lambda s: _set(s, 0, "default", None), "missing"),
-    "a text score": (lambda s: _set(s, 0, "default", "high"), "finite numbers"),
-    "an infinite score": (lambda s: _set(s, 0, "default", float("inf")), "finite numbers"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 3001.5), "whole numbers"),
+    "a missing score": (lambda s: with_cell(s, 0, "default", None), "missing"),
+    "a text score": (lambda s: with_cell(s, 0, "default", "high"), "finite numbers"),
+    "an infinite score": (lambda s: with_cell(s, 0, "default", float("inf")), "finite numbers"),
     "true/false scores": (lambda s: s.assign(default=s.index % 2 == 0), "true/false"),
 }
 

@@ -6,7 +6,6 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ from PIL import Image
 from podium.benchmarks.folder import FolderTask
 from podium.secret_paths import bundled_tasks
 from tests.support import grade_with as grade
+from tests.support import with_cell
 
 FOLDER = bundled_tasks("arena") / "noisy-shapes"
 TRAINING_ID = 7  # the smallest training id (checked in test_the_split)
@@ -115,12 +115,6 @@ def test_the_sample_scores_the_share_of_disks(
     assert grade(grade_module, sample, answers) == pytest.approx(share)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing label column": (lambda s: s[["id"]], "columns"),
@@ -130,17 +124,20 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "a repeated column": (lambda s: pd.concat([s, s[["label"]]], axis=1), "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", TRAINING_ID), "unknown"),
-    "a file name as id": (lambda s: _set(s, 0, "id", f"{s.loc[0, 'id']}.png"), "whole numbers"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 2.5), "whole numbers"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", TRAINING_ID), "unknown"),
+    "a file name as id": (
+        lambda s: with_cell(s, 0, "id", f"{s.loc[0, 'id']}.png"),
+        "whole numbers",
+    ),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 2.5), "whole numbers"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
     "true/false ids": (lambda s: s.assign(id=s["id"] > 0), "true/false"),
-    "an unknown shape": (lambda s: _set(s, 0, "label", "circle"), "one of the shapes"),
-    "a capitalised shape": (lambda s: _set(s, 0, "label", "Disk"), "one of the shapes"),
-    "a class number": (lambda s: _set(s, 0, "label", 0), "one of the shapes"),
-    "a missing label": (lambda s: _set(s, 0, "label", None), "missing"),
+    "an unknown shape": (lambda s: with_cell(s, 0, "label", "circle"), "one of the shapes"),
+    "a capitalised shape": (lambda s: with_cell(s, 0, "label", "Disk"), "one of the shapes"),
+    "a class number": (lambda s: with_cell(s, 0, "label", 0), "one of the shapes"),
+    "a missing label": (lambda s: with_cell(s, 0, "label", None), "missing"),
 }
 
 

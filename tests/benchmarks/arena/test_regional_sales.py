@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,7 +11,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI, task_module
+from tests.support import MINI, task_module, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "regional-sales"
@@ -124,12 +123,6 @@ def test_row_order_and_text_numbers_do_not_matter(
     assert grade(grade_module, as_text, answers) == 0.0
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing value column": (lambda s: s[["id"]], "columns"),
@@ -137,13 +130,13 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "misspelt column": (lambda s: s.rename(columns={"value": "sales"}), "columns"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "a training id": (lambda s: _set(s, 0, "id", "region01_category01_2023Q4"), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a missing value": (lambda s: _set(s, 0, "value", None), "missing"),
-    "a text value": (lambda s: _set(s, 0, "value", "lots"), "numbers"),
-    "an infinite value": (lambda s: _set(s, 0, "value", float("inf")), "finite"),
-    "a negative value": (lambda s: _set(s, 0, "value", -1.0), "negative"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "a training id": (lambda s: with_cell(s, 0, "id", "region01_category01_2023Q4"), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a missing value": (lambda s: with_cell(s, 0, "value", None), "missing"),
+    "a text value": (lambda s: with_cell(s, 0, "value", "lots"), "numbers"),
+    "an infinite value": (lambda s: with_cell(s, 0, "value", float("inf")), "finite"),
+    "a negative value": (lambda s: with_cell(s, 0, "value", -1.0), "negative"),
     "true/false values": (lambda s: s.assign(value=s["value"] == 0), "true/false"),
 }
 

@@ -7,7 +7,6 @@ import importlib.util
 import math
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,7 +16,7 @@ from sklearn.metrics import log_loss
 from podium.benchmarks.folder import FolderTask
 from podium.scaffolds.baseline.analysis import TabularSpec, analyse
 from podium.scaffolds.baseline.tabular_recipe import DERIVED
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "subscription-churn"
@@ -150,12 +149,6 @@ def test_constant_half_scores_log_two_and_certainty_is_clipped(
     assert grade(grade_module, wrong, answers) == pytest.approx(34.54, abs=0.01)  # -log(1e-15)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing churn column": (lambda s: s[["id"]], "columns"),
@@ -164,15 +157,15 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "repeated column": (lambda s: s[["id", "churn", "churn"]], "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 3001.5), "whole numbers"),
-    "a missing probability": (lambda s: _set(s, 0, "churn", None), "missing"),
-    "a text probability": (lambda s: _set(s, 0, "churn", "high"), "probabilities"),
-    "an infinite probability": (lambda s: _set(s, 0, "churn", float("inf")), "probabilities"),
-    "a probability above one": (lambda s: _set(s, 0, "churn", 1.2), "between 0 and 1"),
-    "a negative probability": (lambda s: _set(s, 0, "churn", -0.1), "between 0 and 1"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 3001.5), "whole numbers"),
+    "a missing probability": (lambda s: with_cell(s, 0, "churn", None), "missing"),
+    "a text probability": (lambda s: with_cell(s, 0, "churn", "high"), "probabilities"),
+    "an infinite probability": (lambda s: with_cell(s, 0, "churn", float("inf")), "probabilities"),
+    "a probability above one": (lambda s: with_cell(s, 0, "churn", 1.2), "between 0 and 1"),
+    "a negative probability": (lambda s: with_cell(s, 0, "churn", -0.1), "between 0 and 1"),
     "true/false probabilities": (lambda s: s.assign(churn=s.index % 2 == 0), "true/false"),
 }
 

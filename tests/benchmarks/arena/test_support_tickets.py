@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI, task_module
+from tests.support import MINI, task_module, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI.parent / "arena" / "support-tickets"
@@ -110,12 +109,6 @@ def test_the_sample_scores_log_6_and_zeros_are_clipped(
     assert grade(grade_module, wrong, answers) < -math.log(1e-15) + 1e-9
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing class column": (lambda s: s.drop(columns="billing"), "missing"),
@@ -128,14 +121,14 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "a repeated column": (lambda s: pd.concat([s, s[["billing"]]], axis=1), "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 999999), "unknown"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 2.5), "whole numbers"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a missing probability": (lambda s: _set(s, 0, "billing", None), "missing"),
-    "a text probability": (lambda s: _set(s, 0, "billing", "high"), "numbers"),
-    "an infinite probability": (lambda s: _set(s, 0, "billing", float("inf")), "finite"),
-    "a negative probability": (lambda s: _set(s, 0, "billing", -0.1), "at least 0"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 999999), "unknown"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 2.5), "whole numbers"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a missing probability": (lambda s: with_cell(s, 0, "billing", None), "missing"),
+    "a text probability": (lambda s: with_cell(s, 0, "billing", "high"), "numbers"),
+    "an infinite probability": (lambda s: with_cell(s, 0, "billing", float("inf")), "finite"),
+    "a negative probability": (lambda s: with_cell(s, 0, "billing", -0.1), "at least 0"),
     "true/false probabilities": (lambda s: s.assign(billing=s.index % 2 == 0), "true/false"),
     "a row of zeros": (lambda s: s.assign(**dict.fromkeys(QUEUES, 0.0)), "all zero"),
 }

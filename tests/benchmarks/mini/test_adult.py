@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "adult"
@@ -160,12 +159,6 @@ def test_row_order_does_not_matter(grade_module: ModuleType, answers: pd.DataFra
     assert 0.5 < ordered < 1.0
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing income column": (lambda s: s[["id"]], "columns"),
@@ -175,14 +168,14 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "repeated column": (lambda s: s[["id", "income", "income"]], "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 50_000), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 6001.5), "whole numbers"),
-    "a missing score": (lambda s: _set(s, 0, "income", None), "missing"),
-    "a text score": (lambda s: _set(s, 0, "income", "high"), "finite numbers"),
-    "an infinite score": (lambda s: _set(s, 0, "income", float("inf")), "finite numbers"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 50_000), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 6001.5), "whole numbers"),
+    "a missing score": (lambda s: with_cell(s, 0, "income", None), "missing"),
+    "a text score": (lambda s: with_cell(s, 0, "income", "high"), "finite numbers"),
+    "an infinite score": (lambda s: with_cell(s, 0, "income", float("inf")), "finite numbers"),
     "true/false scores": (lambda s: s.assign(income=s.index % 2 == 0), "true/false"),
 }
 

@@ -8,7 +8,6 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +15,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI, task_module
+from tests.support import MINI, task_module, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "ames-house-prices"
@@ -149,12 +148,6 @@ def test_row_order_does_not_matter(grade_module: ModuleType, answers: pd.DataFra
     assert 0.2 < ordered < 0.4
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing SalePrice column": (lambda s: s[["Id"]], "columns"),
@@ -164,16 +157,16 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "repeated column": (lambda s: s[["Id", "SalePrice", "SalePrice"]], "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "Id", s.loc[0, "Id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "Id", 5000), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "Id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "Id", None), "missing"),
-    "a text id": (lambda s: _set(s, 0, "Id", "house"), "whole numbers"),
-    "a missing price": (lambda s: _set(s, 0, "SalePrice", None), "missing"),
-    "a text price": (lambda s: _set(s, 0, "SalePrice", "cheap"), "finite numbers"),
-    "an infinite price": (lambda s: _set(s, 0, "SalePrice", float("inf")), "finite numbers"),
-    "a zero price": (lambda s: _set(s, 0, "SalePrice", 0), "greater than 0"),
-    "a negative price": (lambda s: _set(s, 0, "SalePrice", -150_000), "greater than 0"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "Id", s.loc[0, "Id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "Id", 5000), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "Id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "Id", None), "missing"),
+    "a text id": (lambda s: with_cell(s, 0, "Id", "house"), "whole numbers"),
+    "a missing price": (lambda s: with_cell(s, 0, "SalePrice", None), "missing"),
+    "a text price": (lambda s: with_cell(s, 0, "SalePrice", "cheap"), "finite numbers"),
+    "an infinite price": (lambda s: with_cell(s, 0, "SalePrice", float("inf")), "finite numbers"),
+    "a zero price": (lambda s: with_cell(s, 0, "SalePrice", 0), "greater than 0"),
+    "a negative price": (lambda s: with_cell(s, 0, "SalePrice", -150_000), "greater than 0"),
     "true/false prices": (lambda s: s.assign(SalePrice=s.index % 2 == 0), "true/false"),
 }
 

@@ -7,7 +7,6 @@ import hashlib
 import math
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "bike-sharing"
@@ -152,12 +151,6 @@ def test_numbers_written_as_text_are_accepted(
     assert grade(grade_module, answers.astype(str), answers) == 0.0
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing count column": (lambda s: s[["id"]], "missing: \\['count'\\]"),
@@ -166,15 +159,15 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "misspelt column": (lambda s: s.rename(columns={"count": "cnt"}), "columns"),
     "too few rows": (lambda s: s.iloc[:-1], "3222 rows; expected 3223"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "3224 rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "id has 1 missing"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 432.5), "whole numbers"),
-    "a missing count": (lambda s: _set(s, 0, "count", None), "count has 1 missing"),
-    "a text count": (lambda s: _set(s, 0, "count", "many"), "numbers"),
-    "a negative count": (lambda s: _set(s, 0, "count", -1), "at least 0"),
-    "an infinite count": (lambda s: _set(s, 0, "count", float("inf")), "finite"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "id has 1 missing"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 432.5), "whole numbers"),
+    "a missing count": (lambda s: with_cell(s, 0, "count", None), "count has 1 missing"),
+    "a text count": (lambda s: with_cell(s, 0, "count", "many"), "numbers"),
+    "a negative count": (lambda s: with_cell(s, 0, "count", -1), "at least 0"),
+    "an infinite count": (lambda s: with_cell(s, 0, "count", float("inf")), "finite"),
     "true/false values": (lambda s: s.assign(count=True), "not true/false"),
 }
 

@@ -6,7 +6,6 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import yaml
 from PIL import Image
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "mnist-5k"
@@ -137,12 +136,6 @@ def test_numbers_written_as_text_or_floats_are_fine(
     assert grade(grade_module, as_float, answers) == 1.0
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing label column": (lambda s: s[["id"]], "columns"),
@@ -152,21 +145,21 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "a repeated column": (lambda s: pd.concat([s, s[["label"]]], axis=1), "repeats a column"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
     "a file name as id": (
-        lambda s: _set(s, 0, "id", str(s.loc[0, "id"]) + ".png"),
+        lambda s: with_cell(s, 0, "id", str(s.loc[0, "id"]) + ".png"),
         "whole numbers",
     ),
-    "a fractional id": (lambda s: _set(s, 0, "id", 2.5), "whole numbers"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a label of 10": (lambda s: _set(s, 0, "label", 10), "0-9"),
-    "a label of -1": (lambda s: _set(s, 0, "label", -1), "0-9"),
-    "a fractional label": (lambda s: _set(s, 0, "label", 3.5), "0-9"),
-    "a missing label": (lambda s: _set(s, 0, "label", None), "missing"),
-    "a text label": (lambda s: _set(s, 0, "label", "seven"), "0-9"),
-    "an infinite label": (lambda s: _set(s, 0, "label", float("inf")), "0-9"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 2.5), "whole numbers"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a label of 10": (lambda s: with_cell(s, 0, "label", 10), "0-9"),
+    "a label of -1": (lambda s: with_cell(s, 0, "label", -1), "0-9"),
+    "a fractional label": (lambda s: with_cell(s, 0, "label", 3.5), "0-9"),
+    "a missing label": (lambda s: with_cell(s, 0, "label", None), "missing"),
+    "a text label": (lambda s: with_cell(s, 0, "label", "seven"), "0-9"),
+    "an infinite label": (lambda s: with_cell(s, 0, "label", float("inf")), "0-9"),
     "true/false labels": (lambda s: s.assign(label=s["label"] == 0), "true/false"),
 }
 

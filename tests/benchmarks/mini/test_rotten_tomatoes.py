@@ -7,7 +7,6 @@ import hashlib
 import io
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "rotten-tomatoes"
@@ -164,12 +163,6 @@ def test_any_finite_score_is_accepted_and_only_its_order_counts(
     assert grade(grade_module, as_text, answers) == pytest.approx(expected)
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing sentiment column": (lambda s: s[["id"]], "columns"),
@@ -182,17 +175,17 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     ),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 99999), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a fractional id": (lambda s: _set(s, 0, "id", 2.5), "whole numbers"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a missing score": (lambda s: _set(s, 0, "sentiment", None), "missing"),
-    "a text score": (lambda s: _set(s, 0, "sentiment", "fresh"), "finite numbers"),
-    "an infinite score": (lambda s: _set(s, 0, "sentiment", float("inf")), "finite numbers"),
-    "a minus infinite score": (lambda s: _set(s, 0, "sentiment", -np.inf), "finite numbers"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 99999), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a fractional id": (lambda s: with_cell(s, 0, "id", 2.5), "whole numbers"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a missing score": (lambda s: with_cell(s, 0, "sentiment", None), "missing"),
+    "a text score": (lambda s: with_cell(s, 0, "sentiment", "fresh"), "finite numbers"),
+    "an infinite score": (lambda s: with_cell(s, 0, "sentiment", float("inf")), "finite numbers"),
+    "a minus infinite score": (lambda s: with_cell(s, 0, "sentiment", -np.inf), "finite numbers"),
     "true/false scores": (lambda s: s.assign(sentiment=s.index % 2 == 0), "true/false"),
-    "one true among numbers": (lambda s: _set(s, 0, "sentiment", True), "true/false"),
+    "one true among numbers": (lambda s: with_cell(s, 0, "sentiment", True), "true/false"),
 }
 
 

@@ -6,7 +6,6 @@ import hashlib
 import math
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "seattle-weather"
@@ -167,12 +166,6 @@ def test_numbers_written_as_text_are_accepted(
     assert grade(grade_module, as_text, answers) == pytest.approx(math.log(5))
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing a class column": (lambda s: s.drop(columns=["snow"]), "missing: \\['snow'\\]"),
@@ -185,15 +178,15 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "misspelt column": (lambda s: s.rename(columns={"sun": "Sun"}), "columns"),
     "too few rows": (lambda s: s.iloc[:-1], "460 rows; expected 461"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "462 rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", 5000), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", 1), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "id has 1 missing"),
-    "a text id": (lambda s: _set(s, 0, "id", "day one"), "whole numbers"),
-    "a missing probability": (lambda s: _set(s, 0, "fog", None), "fog has 1 missing"),
-    "a text probability": (lambda s: _set(s, 0, "rain", "likely"), "numbers"),
-    "a negative probability": (lambda s: _set(s, 0, "sun", -0.1), "at least 0"),
-    "an infinite probability": (lambda s: _set(s, 0, "sun", float("inf")), "finite"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", 5000), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", 1), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "id has 1 missing"),
+    "a text id": (lambda s: with_cell(s, 0, "id", "day one"), "whole numbers"),
+    "a missing probability": (lambda s: with_cell(s, 0, "fog", None), "fog has 1 missing"),
+    "a text probability": (lambda s: with_cell(s, 0, "rain", "likely"), "numbers"),
+    "a negative probability": (lambda s: with_cell(s, 0, "sun", -0.1), "at least 0"),
+    "an infinite probability": (lambda s: with_cell(s, 0, "sun", float("inf")), "finite"),
     "an all-zero row": (
         lambda s: s.assign(**{c: np.where(s.index == 3, 0.0, 0.2) for c in CLASSES}),
         "positive probability",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 from podium.benchmarks.folder import FolderTask
-from tests.support import MINI
+from tests.support import MINI, with_cell
 from tests.support import grade_with as grade
 
 FOLDER = MINI / "us-employment"
@@ -141,12 +140,6 @@ def test_numbers_written_as_text_are_fine(grade_module: ModuleType, answers: pd.
     assert grade(grade_module, as_text, answers) == 0.0
 
 
-def _set(frame: pd.DataFrame, row: int, column: str, value: Any) -> pd.DataFrame:
-    frame = frame.astype({column: "object"})
-    frame.loc[row, column] = value
-    return frame
-
-
 # kind of invalid submission -> (how to make it from the sample, a word the error must say)
 INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "missing value column": (lambda s: s[["id"]], "columns"),
@@ -155,14 +148,14 @@ INVALID: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "misspelt column": (lambda s: s.rename(columns={"value": "Value"}), "columns"),
     "too few rows": (lambda s: s.iloc[:-1], "rows"),
     "too many rows": (lambda s: pd.concat([s, s.iloc[:1]]), "rows"),
-    "a duplicated id": (lambda s: _set(s, 1, "id", s.loc[0, "id"]), "repeat"),
-    "an unknown id": (lambda s: _set(s, 0, "id", "nonfarm_2016-01"), "unknown"),
-    "a training id": (lambda s: _set(s, 0, "id", "nonfarm_2014-12"), "unknown"),
-    "a missing id": (lambda s: _set(s, 0, "id", None), "missing"),
-    "a missing value": (lambda s: _set(s, 0, "value", None), "missing"),
-    "a text value": (lambda s: _set(s, 0, "value", "lots"), "numbers"),
-    "an infinite value": (lambda s: _set(s, 0, "value", float("inf")), "finite"),
-    "a negative value": (lambda s: _set(s, 0, "value", -1.0), "negative"),
+    "a duplicated id": (lambda s: with_cell(s, 1, "id", s.loc[0, "id"]), "repeat"),
+    "an unknown id": (lambda s: with_cell(s, 0, "id", "nonfarm_2016-01"), "unknown"),
+    "a training id": (lambda s: with_cell(s, 0, "id", "nonfarm_2014-12"), "unknown"),
+    "a missing id": (lambda s: with_cell(s, 0, "id", None), "missing"),
+    "a missing value": (lambda s: with_cell(s, 0, "value", None), "missing"),
+    "a text value": (lambda s: with_cell(s, 0, "value", "lots"), "numbers"),
+    "an infinite value": (lambda s: with_cell(s, 0, "value", float("inf")), "finite"),
+    "a negative value": (lambda s: with_cell(s, 0, "value", -1.0), "negative"),
     "true/false values": (lambda s: s.assign(value=s["value"] == 0), "true/false"),
 }
 
