@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from podium.scaffolds.baseline.specs import Layout, TableFormat
-from podium.scaffolds.baseline.tables import read_source
+from podium.scaffolds.baseline.tables import RowSample, read_source
 
 KEPT = "submitted"  # the frame of the sample's columns copied from the test table, as read
 
@@ -35,11 +35,19 @@ class TableTask(Protocol):
     def target(self) -> str: ...
 
 
-def read_lines(spec: TableTask) -> str:
+def read_lines(spec: TableTask, sample: RowSample | None = None) -> str:
     """``train = ...`` and ``test = ...``; with a layout, also the target as 0/1 (a True/False
-    one) and the keys the submission copies, taken before any feature code changes them."""
+    one) and the keys the submission copies, taken before any feature code changes them. With a
+    ``sample``, ``train`` is ``sample.keep`` rows drawn while the file is read in chunks, so the
+    script never holds the whole file; ``test`` is read whole (every row is predicted)."""
     layout, target = spec.layout, spec.target
-    lines = [f"train = {read_source(spec.train_file, spec.train_format)}"]
+    lines = [f"train = {read_source(spec.train_file, spec.train_format, sample)}"]
+    if sample is not None:
+        lines[0] += f"  # read in chunks of {sample.chunk} rows"
+        lines.append(
+            f"train = train.sample(n=min(len(train), {sample.keep}), random_state=0)"
+            f"  # {sample.keep} of {sample.rows} rows: fit within the budget"
+        )
     if layout is not None and layout.future:
         lines += _future_lines(layout.keys[0], layout.future)
     else:

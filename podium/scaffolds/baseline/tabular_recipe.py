@@ -172,7 +172,8 @@ def seconds(recipe: Recipe, spec: TabularSpec) -> float:
     fits = 1.8 if holds_out(recipe, spec) else 5.0
     width = _width(recipe, spec)
     fit = budget.fit_seconds(recipe.family, recipe.params, rows, width, spec.classes)
-    return budget.read_seconds(rows, len(spec.features) + 2, len(spec.dates)) + fits * fit
+    read = budget.read_seconds(rows, len(spec.features) + 2, len(spec.dates), spec.rows - rows)
+    return read + fits * fit
 
 
 def memory_rows(recipe: Recipe, spec: TabularSpec) -> int:

@@ -8,6 +8,9 @@ spec with the real number of rows (``dataclasses.replace``); the scripts run on 
 from __future__ import annotations
 
 import random
+import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -115,3 +118,55 @@ def test_taxi_sized_script_samples_rows_on_one_thread(
     assert "threadpool_limits(1)" in code
     rmse = synthetic.run(code, tasks["taxi"], tmp_path)
     assert 0 < rmse < 3.0  # the fare's noise alone is about 1
+
+
+PEAK = """
+import runpy, sys
+runpy.run_path(sys.argv[1], run_name="__main__")
+print([line for line in open("/proc/self/status") if line.startswith("VmHWM")][0])
+"""
+"""The script's peak resident memory, by its own memory map's high-water mark: getrusage's
+ru_maxrss of a forked process starts at its parent's size (here pytest's) on Linux."""
+
+
+def _peak_kb(code: str, public: Path, workspace: Path) -> tuple[int, str]:
+    """Run ``code`` as a script in a node-like workspace, in a process of its own; its peak
+    resident memory (kB) and what it printed."""
+    workspace.mkdir()
+    (workspace / "input").symlink_to(public)
+    (workspace / "submission").mkdir()
+    (workspace / "solution.py").write_text(code)
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, "solution.py"], cwd=workspace, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    return int(re.findall(r"^VmHWM:\s+(\d+) kB$", done.stdout, re.M)[-1]), done.stdout
+
+
+def test_a_table_beyond_memory_is_never_held_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The taxi table 100 times over (2 M rows, 200 MB) with the memory budget scaled down as
+    far (32 MiB): the sized draft reads the file in chunks, keeping a sample of each, and its
+    whole run, model and all, peaks below a bare script that only reads the file whole."""
+    task = synthetic.taxi(tmp_path / "taxi", rows=22_000)
+    train = task.public_dir / "train.csv"
+    body = train.read_bytes().split(b"\n", 1)[1]
+    rows = body.count(b"\n")
+    with train.open("ab") as handle:
+        for _ in range(99):
+            handle.write(body)
+    monkeypatch.setattr(budget, "MEMORY_BYTES", 32 * 1024**2)
+    spec = synthetic.spec_of(task, TabularSpec)
+    assert spec.rows == 100 * rows
+    first = recipes.draft(spec, 0, random.Random(0))
+    assert 0 < first.sample <= recipes.memory_rows(first, spec) < spec.rows // 20
+    code = render(spec, first)
+    assert "chunksize=" in code
+    whole, _ = _peak_kb('import pandas as pd\npd.read_csv("./input/train.csv")\n',
+                        task.public_dir, tmp_path / "whole")  # fmt: skip
+    sized, printed = _peak_kb(code, task.public_dir, tmp_path / "sized")
+    assert sized < whole - 250_000, (sized, whole)  # at least 250 MB less
+    assert 0 < float(re.findall(r"^VALIDATION_METRIC: (\S+)$", printed, re.M)[-1]) < 3.0
+    problem = task.check_submission(tmp_path / "sized" / "submission" / "submission.csv")
+    assert problem is None, problem

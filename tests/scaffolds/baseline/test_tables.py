@@ -28,31 +28,39 @@ FRAME = pd.DataFrame(
 )
 
 
-def _csv(sep: str) -> Callable[[Path], None]:
-    return lambda path: FRAME.to_csv(path, sep=sep, index=False)
+Writer = Callable[[Path, pd.DataFrame], None]
 
 
-def _gzip(path: Path) -> None:
+def _csv(sep: str) -> Writer:
+    return lambda path, frame: frame.to_csv(path, sep=sep, index=False)
+
+
+def _gzip(path: Path, frame: pd.DataFrame) -> None:
     with gzip.open(path, "wt") as handle:
-        FRAME.to_csv(handle, sep=";", index=False)
+        frame.to_csv(handle, sep=";", index=False)
 
 
-def _zip(path: Path) -> None:
+def _zip(path: Path, frame: pd.DataFrame) -> None:
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("inside/train.csv", FRAME.to_csv(index=False))
+        archive.writestr("inside/train.csv", frame.to_csv(index=False))
 
 
-WRITERS: dict[str, tuple[Callable[[Path], None], TableFormat]] = {
+def _json(lines: bool) -> Writer:
+    return lambda path, frame: frame.to_json(path, orient="records", lines=lines)
+
+
+WRITERS: dict[str, tuple[Writer, TableFormat]] = {
     "t.csv": (_csv(","), TableFormat("csv", ",")),
     "semicolon.csv": (_csv(";"), TableFormat("csv", ";")),
     "tab.csv": (_csv("\t"), TableFormat("csv", "\t")),
     "pipe.csv": (_csv("|"), TableFormat("csv", "|")),
     "t.tsv": (_csv("\t"), TableFormat("csv", "\t")),
-    "records.json": (lambda p: FRAME.to_json(p, orient="records"), TableFormat("json")),
-    "lines.json": (lambda p: FRAME.to_json(p, orient="records", lines=True), TableFormat("jsonl")),
-    "t.jsonl": (lambda p: FRAME.to_json(p, orient="records", lines=True), TableFormat("jsonl")),
+    "records.json": (_json(lines=False), TableFormat("json")),
+    "lines.json": (_json(lines=True), TableFormat("jsonl")),
+    "t.jsonl": (_json(lines=True), TableFormat("jsonl")),
     "t.csv.gz": (_gzip, TableFormat("csv", ";")),
     "t.zip": (_zip, TableFormat("csv", ",")),
+    "t.parquet": (lambda path, frame: frame.to_parquet(path, index=False), TableFormat("parquet")),
 }
 
 
@@ -63,7 +71,7 @@ def test_each_format_is_sniffed_and_read_alike_here_and_in_the_script(
     write, expected = WRITERS[name]
     (tmp_path / "input").mkdir()
     path = tmp_path / "input" / name
-    write(path)
+    write(path, FRAME)
     assert tables.is_table(path)
     fmt = tables.sniff(path)
     assert fmt == expected
@@ -119,13 +127,46 @@ def test_an_unreadable_file_beside_the_data_is_left_out(tmp_path: Path) -> None:
         analysis.analyse.__wrapped__(task.public_dir, task.metric_name)
 
 
-def test_parquet_without_an_engine_names_the_missing_package(tmp_path: Path) -> None:
+def test_parquet_without_pyarrow_names_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "train.parquet"
-    path.write_bytes(b"PAR1")
-    if any(__import__("importlib").util.find_spec(e) for e in tables.PARQUET_ENGINES):
-        pytest.skip("a Parquet engine is installed: Parquet is read")
-    with pytest.raises(Unsupported, match=r"train\.parquet .*pyarrow or fastparquet"):
+    FRAME.to_parquet(path, index=False)
+    monkeypatch.setattr(tables, "PARQUET_ENGINE", "pyarrow_is_not_installed_here")
+    with pytest.raises(Unsupported, match=r"^train\.parquet .*needs pyarrow.*podium\[parquet\]"):
         tables.sniff(path)
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_a_sampled_read_keeps_a_share_of_every_chunk(name: str, tmp_path: Path) -> None:
+    """A script fitting on a sample reads the file in chunks (here 1,000 rows each) and keeps
+    about the same share of each: rows from the whole file, never the whole file at once (a
+    JSON document, which cannot be read in parts: the same share of the whole)."""
+    write, fmt = WRITERS[name]
+    big = pd.concat([FRAME] * 1000, ignore_index=True).assign(id=range(6000))
+    (tmp_path / "input").mkdir()
+    write(tmp_path / "input" / name, big)
+    sample = tables.RowSample(keep=600, rows=6000, width=10_000)
+    assert sample.chunk == 1000
+    with contextlib.chdir(tmp_path):
+        kept = eval(tables.read_source(name, fmt, sample), {"pd": pd})
+    assert 600 <= len(kept) <= 620  # a share of 1.02 * 600 / 6000 of each chunk, then capped
+    assert list(kept.columns) == list(FRAME.columns)
+    assert kept["id"].is_unique and kept["id"].between(0, 5999).all()
+    chunks = set(kept["id"] // 1000)
+    assert chunks == set(range(6))  # every chunk gave rows
+
+
+def test_a_json_document_too_big_to_parse_whole_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "train.json"
+    FRAME.to_json(path, orient="records")
+    monkeypatch.setattr(tables, "JSON_DOCUMENT_BYTES", path.stat().st_size - 1)
+    with pytest.raises(Unsupported, match=r"^train\.json is a JSON document .* JSON lines"):
+        tables.sniff(path)
+    FRAME.to_json(path, orient="records", lines=True)  # the same rows as JSON lines are read
+    assert tables.sniff(path) == TableFormat("jsonl")
 
 
 def test_the_analysis_reads_only_the_head_of_a_big_table(
