@@ -105,6 +105,27 @@ def test_the_same_code_failing_the_same_way_stops_the_run(
     assert len(nodes) == 3 and all(n.is_buggy and n.code == failing for n in nodes)
 
 
+def test_the_same_code_killed_at_the_memory_limit_stops_the_run(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node the kernel's memory limit kills (the taxi table read whole, scaled down) fails
+    the same way each time it runs, whatever its peak and timing: the run stops after 3."""
+    hog = solution(  # 1 GiB where 256 MiB are allowed, held until the limit's watchdog sees it
+        extra="rows = [b'x' * 1024**2 for _ in range(1024)]\ntime.sleep(120)"
+    )
+    script = write_script(tmp_path / "s.jsonl", [node_answers(hog, is_bug=True)] * 6)
+    run = tmp_path / "run"
+    argv = ["run", str(TOY_TASK), "--model", f"scripted:{script}", "--steps", "6",
+            "--out", str(run), "--data-dir", str(data_dir), "-o", "sandbox.memory=256M",
+            *FAST]  # fmt: skip
+    status, out, err = _run(argv, capsys)
+    assert status == 1, out + err
+    summary = _summary(run)
+    assert (summary["stop_reason"], summary["steps"]) == (REPEATED, 3)
+    nodes = _nodes(run)
+    assert all(n.is_buggy and "memory limit" in (n.bug_reason or "") for n in nodes), nodes
+
+
 def test_different_failing_code_spends_its_budget(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
