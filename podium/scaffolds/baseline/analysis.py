@@ -303,17 +303,17 @@ def _is_numeric(values: pd.Series) -> bool:
 
 
 def _ids_in_a_table(heads: dict[Path, list[str]], sample: pd.DataFrame) -> None:
-    """Refuses a sample whose first column holds ids (distinct strings) that no table has:
-    text-normalization's ``id`` joins two test columns, and the baseline copies a submission's
-    ids from the test table, it does not build them."""
+    """Refuses a sample whose first column holds ids (distinct strings) that no table has (and,
+    as this runs after the image layouts, that name no image): text-normalization's ``id`` joins
+    two test columns, the right-whale challenge's clips are audio files."""
     first = str(sample.columns[0])
     ids = sample[first]
     if any(first in cols for cols in heads.values()) or _is_numeric(ids) or not ids.is_unique:
         return
     raise Unsupported(
-        f"the sample submission's ids ({first!r}, e.g. {str(ids.iloc[0])!r}) are in no table: "
-        "the baseline copies the ids it submits from a test table; it does not build them from "
-        "other columns"
+        f"the sample submission's ids ({first!r}, e.g. {str(ids.iloc[0])!r}) are in no table and "
+        "name no image: the baseline copies the ids it submits from a test table or image files' "
+        "names; it does not build them from other columns or read other kinds of file"
     )
 
 

@@ -230,6 +230,7 @@ def test_ids_a_submission_must_build_are_refused_in_one_line(tmp_path: Path) -> 
     task = synthetic.text_normalization(tmp_path)
     assert find_sample(task.public_dir).name == "en_sample_submission_2.csv.zip"
     with pytest.raises(Unsupported, match=r"^the sample submission's ids \('id', e\.g\. '15_0'\) "
-                       r"are in no table: the baseline copies the ids it submits from a test "
-                       r"table; it does not build them from other columns$"):  # fmt: skip
+                       r"are in no table and name no image: the baseline copies the ids it "
+                       r"submits from a test table or image files' names; it does not build "
+                       r"them from other columns"):  # fmt: skip
         analyse(task.public_dir, task.metric_name)
