@@ -26,6 +26,10 @@ The rules are the ones every MLE-bench grader shares, read the way MLE-bench rea
   Keys come from the data, never from a column's position;
 * a column the sample fills with numbers holds numbers or blanks.
 
+The sample (and a public table the keys are looked up in) may come compressed, as Kaggle ships
+some (``en_sample_submission_2.csv.zip``): a zip of one CSV, or ``.gz``, ``.bz2``, ``.xz``. It
+is read decompressed, and its bounds are the decompressed file's; a submission is plain CSV.
+
 Blank cells are never an error here: several competitions' graders accept them on purpose (an
 empty mask, an unanswered question), and where one does not, its own grader says so.
 
@@ -63,11 +67,13 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, cast
 
 MIN_SIZE_CAP = 100 * 1024 * 1024  # bytes; a submission may always be this big
 SIZE_CAP_FACTOR = 20  # ... or this many times the sample submission, if that is more
@@ -92,6 +98,7 @@ SAMPLE_PATTERNS = (
     ("*sample*submission*.csv",),
     ("*random*prediction*.csv", "*sample*.csv"),
 )
+COMPRESSIONS = (".zip", ".gz", ".bz2", ".xz")  # a sample or public table may come compressed
 KEY_TABLE_CAP = 512 * 1024 * 1024  # bytes: public tables larger than this are not read for keys
 EXAMPLES = 3
 SHOWN_CHARS = 40  # of a value quoted in a reason
@@ -99,6 +106,12 @@ MAX_REASON_CHARS = 300  # a reason reaches the model's debug prompt: it stays on
 SCRIPT_NAME = "validate_submission.py"  # this file's name in the solution's working directory
 _CHUNK = 1024 * 1024
 INTEGER_ID = re.compile(r"[+-]?[0-9]+(?:\.0*)?")  # an ASCII integer, as ids compare (id_key)
+
+try:
+    from lzma import LZMAError
+except ImportError:  # a Python built without lzma reads no .xz file
+    LZMAError = OSError  # type: ignore[misc,assignment]
+DECOMPRESS_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, LZMAError)
 
 csv.field_size_limit(2**31 - 1)  # encoded masks and long texts are single huge fields
 
@@ -189,7 +202,7 @@ def _check(
     problem = bound_problem(_head(source, limits.max_header_bytes + 1), size, limits)
     if problem is not None:
         raise Invalid(problem)
-    expected = _parse_csv(_read(sample, "the sample submission", None), "the sample submission")
+    expected = _parse_csv(_read_reference(sample, "the sample submission"), "the sample submission")
     table = _parse_csv(source, "the submission", expected.header, len(expected.rows))
     if len(table.rows) != len(expected.rows):
         raise Invalid(
@@ -233,7 +246,7 @@ def _whole_if_small(source: bytes | BinaryIO) -> bytes | None:
 
 def size_cap(sample: Path) -> int:
     """The largest submission read for a task: 100 MiB, or 20 times its sample if more."""
-    return max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * sample.stat().st_size)
+    return max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * _plain_size(sample))
 
 
 # --- the bounds: an absurd file refused on its first bytes ---------------------------------
@@ -285,9 +298,10 @@ def bounds(*references: Path, max_bytes: int | None = None, shown: str = "") -> 
             continue
         stamp = (info.st_mtime_ns, info.st_size)
         found_bytes, found_columns = _header_of(str(reference), stamp)
-        size = max(size, info.st_size)
+        found_rows, found_size = _extent_of(str(reference), stamp)
+        size = max(size, found_size)
         header_bytes, columns = max(header_bytes, found_bytes), max(columns, found_columns)
-        rows = max(rows, _rows_of(str(reference), stamp))
+        rows = max(rows, found_rows)
     return Bounds(
         max_bytes=max_bytes if max_bytes is not None else max(MIN_SIZE_CAP, SIZE_CAP_FACTOR * size),
         max_header_bytes=max(MIN_HEADER_CAP, HEADER_CAP_FACTOR * header_bytes),
@@ -302,28 +316,86 @@ def bounds(*references: Path, max_bytes: int | None = None, shown: str = "") -> 
 @functools.lru_cache(maxsize=16)
 def _header_of(path: str, stamp: tuple[int, int]) -> tuple[int, int]:
     """A trusted CSV's header line: (its length, its columns), read from its first
-    ``REFERENCE_HEAD_BYTES`` (a longer header counts as that long); (0, 0) if it cannot be read."""
+    ``REFERENCE_HEAD_BYTES`` (a longer header counts as that long), decompressed; (0, 0) if it
+    cannot be read."""
     try:
-        with open(path, "rb") as fh:
+        with _open_plain(Path(path)) as fh:
             head = fh.read(REFERENCE_HEAD_BYTES)
-    except OSError:
+    except (Invalid, *DECOMPRESS_ERRORS):
         return 0, 0
     length, header = _first_record(head, len(head) + 1)
     return length, len(header)
 
 
 @functools.lru_cache(maxsize=16)
-def _rows_of(path: str, stamp: tuple[int, int]) -> int:
+def _extent_of(path: str, stamp: tuple[int, int]) -> tuple[int, int]:
     """A trusted CSV's rows below its header, as its line breaks (a quoted one counts too: the
-    bound is then looser, never tighter); 0 if it cannot be read."""
-    breaks, last = 0, b"\n"
+    bound is then looser, never tighter), and its bytes, decompressed; (0, 0) if it cannot be
+    read."""
+    breaks, last, size = 0, b"\n", 0
     try:
-        with open(path, "rb") as fh:
+        with _open_plain(Path(path)) as fh:
             for chunk in iter(lambda: fh.read(_CHUNK), b""):
-                breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
+                breaks, last, size = breaks + chunk.count(b"\n"), chunk[-1:], size + len(chunk)
+    except (Invalid, *DECOMPRESS_ERRORS):
+        return 0, 0
+    return max(breaks + (last != b"\n") - 1, 0), size
+
+
+def _plain_size(path: Path) -> int:
+    """A trusted file's bytes, decompressed (0 if it cannot be read)."""
+    try:
+        info = path.stat()
     except OSError:
         return 0
-    return max(breaks + (last != b"\n") - 1, 0)
+    return _extent_of(str(path), (info.st_mtime_ns, info.st_size))[1]
+
+
+def plain_name(name: str) -> str:
+    """A file's name without its compression suffix (``a.csv.zip``: ``a.csv``)."""
+    for suffix in COMPRESSIONS:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _open_plain(path: Path) -> BinaryIO:
+    """A trusted file's bytes, decompressed as its suffix says (a zip: the one file it holds).
+    Raises Invalid for a zip holding other than one file, OSError when it cannot be opened."""
+    suffix = path.suffix.lower()
+    if suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:  # the member keeps the file open
+            names = [n for n in archive.namelist()
+                     if not n.endswith("/") and not n.startswith("__MACOSX/")]  # fmt: skip
+            if len(names) != 1:
+                raise Invalid(f"{path.name} holds {len(names)} files, not one CSV")
+            return cast(BinaryIO, archive.open(names[0]))
+    if suffix == ".gz":
+        import gzip
+
+        return cast(BinaryIO, gzip.open(path, "rb"))
+    if suffix == ".bz2":
+        import bz2
+
+        return cast(BinaryIO, bz2.open(path, "rb"))
+    if suffix == ".xz":
+        import lzma
+
+        return cast(BinaryIO, lzma.open(path, "rb"))
+    return path.open("rb")
+
+
+def _read_reference(path: Path, what: str) -> bytes:
+    """A trusted CSV's bytes (the sample's), decompressed; raises Invalid with the reason it
+    cannot be read."""
+    data = _read(path, what, None)  # it exists, is a file and not empty
+    if plain_name(path.name) == path.name:
+        return data
+    try:
+        with _open_plain(path) as fh:
+            return fh.read()
+    except DECOMPRESS_ERRORS as exc:
+        raise Invalid(f"cannot read {what} {path.name}: {exc}") from None
 
 
 def bound_problem(head: bytes, size: int, limits: Bounds) -> str | None:
@@ -535,15 +607,17 @@ def _canonical(value: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _keys_of(sample: str, stamp: tuple[int, int]) -> tuple[str, ...]:
-    table = _parse_csv(_read(Path(sample), "the sample submission", None), "the sample")
+    table = _parse_csv(_read_reference(Path(sample), "the sample submission"), "the sample")
     candidates: dict[str, set[str]] = {}
     for name in dict.fromkeys(table.header):
         values = [_canonical(v) for v in table.column(name)]
         if len(set(values)) == len(values) > 1 and not any(v in MISSING for v in values):
             candidates[name] = set(values)
     found = [name for name, values in candidates.items() if all(_looks_like_id(v) for v in values)]
-    for other in sorted(Path(sample).parent.glob("*.csv")):
+    for other in sorted(Path(sample).parent.iterdir()):
         if other.name == Path(sample).name or not candidates:
+            continue
+        if not plain_name(other.name).lower().endswith(".csv"):
             continue
         for name, seen in _columns_of(other, set(candidates) - set(found)).items():
             if seen == candidates[name]:
@@ -572,17 +646,19 @@ def _columns_of(table: Path, names: set[str]) -> dict[str, set[str]]:
     try:
         if table.stat().st_size > KEY_TABLE_CAP:
             return {}
-        with table.open(encoding="utf-8-sig", newline="") as fh:
+        with _open_plain(table) as raw, _text(raw) as fh:
             reader = csv.reader(fh)
             header = next(reader, [])
             where = {name: header.index(name) for name in names if name in header}
+            if not where:
+                return {}
             values: dict[str, set[str]] = {name: set() for name in where}
             for row in reader:
                 for name, index in where.items():
                     if index < len(row):
                         values[name].add(_canonical(row[index]))
             return values
-    except (OSError, UnicodeDecodeError, csv.Error):
+    except (Invalid, UnicodeDecodeError, csv.Error, *DECOMPRESS_ERRORS):
         return {}
 
 
@@ -644,11 +720,17 @@ def install_script(directory: Path) -> Path:
 
 def find_sample(input_dir: Path) -> Path:
     """The one sample submission in ``input_dir`` or a folder below it, by name (see
-    ``SAMPLE_PATTERNS``; case does not matter). Raises Invalid when none or several match."""
+    ``SAMPLE_PATTERNS``; case does not matter), plain or compressed (``COMPRESSIONS``: a
+    compressed copy of a file lying beside it is that file). Raises Invalid when none or several
+    match."""
     files = [p for p in [*input_dir.glob("*"), *input_dir.glob("*/*")] if p.is_file()]
+    files = [p for p in files if p.name == plain_name(p.name) or
+             not (p.parent / plain_name(p.name)).exists()]  # fmt: skip
     for patterns in SAMPLE_PATTERNS:
         found = sorted(
-            p for p in files if any(fnmatch.fnmatch(p.name.lower(), pat) for pat in patterns)
+            p
+            for p in files
+            if any(fnmatch.fnmatch(plain_name(p.name).lower(), pat) for pat in patterns)
         )
         if len(found) == 1:
             return found[0]
@@ -765,7 +847,7 @@ def check_in_child(
     Raises :class:`Unchecked` when it cannot say (the deadline, its memory, a crash): that is
     the child's fault, never the file's verdict."""
     keys = list(key_columns(sample) if keys is None else keys)
-    memory = CHILD_MEMORY_BYTES + 8 * (_size_of(source) + _size(sample))  # csv: UCS-4 fields
+    memory = CHILD_MEMORY_BYTES + 8 * (_size_of(source) + _plain_size(sample))  # UCS-4 fields
     request = {"task": "check", "sample": str(sample), "max_bytes": max_bytes, "keys": keys}
     return _ask_child(request, source, memory, timeout_s)
 

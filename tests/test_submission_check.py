@@ -4,13 +4,18 @@ line of reason, never a crash and never a score; it runs on its own, as the agen
 from __future__ import annotations
 
 import asyncio
+import bz2
+import gzip
 import io
 import json
+import lzma
 import os
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
 import pytest
@@ -135,6 +140,71 @@ def test_the_sample_is_found_whatever_its_case(tmp_path: Path, name: str) -> Non
     (tmp_path / name).write_text(SAMPLE)
     (tmp_path / "train.csv").write_text("id,x\n1,2\n")
     assert submission_check.find_sample(tmp_path) == tmp_path / name
+
+
+def compress(plain: Path, how: str) -> Path:
+    """``plain`` compressed as Kaggle ships some samples (``how``: zip | gz | bz2 | xz), the
+    plain file removed."""
+    packed = plain.with_name(f"{plain.name}.{how}")
+    if how == "zip":
+        with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(plain, plain.name)
+    else:
+        module: ModuleType = {"gz": gzip, "bz2": bz2, "xz": lzma}[how]
+        with module.open(packed, "wb") as fh:
+            fh.write(plain.read_bytes())
+    plain.unlink()
+    return packed
+
+
+@pytest.mark.parametrize("how", ["zip", "gz", "bz2", "xz"])
+def test_a_compressed_sample_is_found_and_checked_as_the_plain_one(
+    tmp_path: Path, how: str
+) -> None:
+    """text-normalization-challenge's public folder holds ``en_sample_submission_2.csv.zip``
+    (and its test table zipped too): the sample is found, read decompressed, its keys looked up
+    in the compressed test table, and every verdict and bound is the plain sample's."""
+    ids = "".join(f"0_{i}\n" for i in range(30))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "en_sample_submission_2.csv").write_text("id,after\n" + ids.replace("\n", ",a\n"))
+    (plain / "en_test_2.csv").write_text("id,before\n" + ids.replace("\n", ",b\n"))
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    for name in ("en_sample_submission_2.csv", "en_test_2.csv"):
+        (packed / name).write_bytes((plain / name).read_bytes())
+        compress(packed / name, how)
+    expected = plain / "en_sample_submission_2.csv"
+    sample = submission_check.find_sample(packed)
+    assert sample == packed / f"en_sample_submission_2.csv.{how}"
+    assert submission_check.key_columns(sample) == submission_check.key_columns(expected) == ("id",)
+    assert submission_check.bounds(sample) == submission_check.bounds(expected)
+    assert submission_check.size_cap(sample) == submission_check.size_cap(expected)
+    good = "id,after\n" + ids.replace("\n", ",x\n")
+    for content in (good, good.replace("0_3,", "9_9,"), good.replace("0_3,x\n", ""), "x\n1\n"):
+        verdict = check(submit(tmp_path / "out", content), sample)
+        assert verdict == check(submit(tmp_path / "out", content), expected), content[:30]
+    assert check(submit(tmp_path / "out", good), sample) is None
+    assert check(good.encode() + b"\n" * (2 * submission_check.IN_PROCESS_BYTES), sample) is None
+
+
+def test_a_compressed_copy_beside_the_plain_sample_is_the_same_sample(tmp_path: Path) -> None:
+    (tmp_path / "sample_submission.csv").write_text(SAMPLE)
+    compress(tmp_path / "sample_submission.csv", "zip")
+    (tmp_path / "sample_submission.csv").write_text(SAMPLE)
+    assert submission_check.find_sample(tmp_path) == tmp_path / "sample_submission.csv"
+    (tmp_path / "sample_code.zip").write_bytes(b"")  # a sample of code, not of a submission
+    assert submission_check.find_sample(tmp_path) == tmp_path / "sample_submission.csv"
+
+
+def test_a_zip_that_is_no_one_csv_is_reported_not_raised(tmp_path: Path) -> None:
+    sample = tmp_path / "sample_submission.csv.zip"
+    with zipfile.ZipFile(sample, "w") as archive:
+        archive.writestr("a.csv", SAMPLE)
+        archive.writestr("b.csv", SAMPLE)
+    assert "holds 2 files, not one CSV" in (check(submit(tmp_path / "out", GOOD), sample) or "")
+    sample.write_bytes(b"PK not a zip")
+    assert "cannot read the sample submission" in (check(submit(tmp_path, GOOD), sample) or "")
 
 
 def test_a_missing_file_a_directory_or_a_link(tmp_path: Path, sample: Path) -> None:

@@ -13,8 +13,11 @@ test lacks whose values are of the sample's kind). A sample other than ``id, tar
 as a ``Layout`` the scripts write their submission from. The kind follows from the layout,
 checked in this order:
 
-- image: a ``train`` folder, or a ``train`` zip (any folders inside), of image files named by
-  the training table's ids, and a ``test`` one;
+- image: the sample's ids name image files anywhere under the public folder (file name = id,
+  with or without its extension; in folders at any depth or in zips), and no test table holds
+  ``MAX_IMAGE_METADATA`` columns or more (then the images are extras of a table task). Every
+  training id (from the labels table) and every test id (the sample's) must name one file, each
+  set in one folder or zip (the same one or not), or the task is refused naming what is missing;
 - series: train and test share a date column (and at most one series column, nothing else),
   and every test date is later than every training date — a forecast;
 - text: free-text columns make up at least half of the features;
@@ -26,6 +29,7 @@ What fits none of these raises ``Unsupported`` with one line saying what the bas
 
 from __future__ import annotations
 
+import os
 import re
 import zipfile
 from dataclasses import dataclass, replace
@@ -54,6 +58,7 @@ MAX_CLASSES = 30  # a numeric target with more distinct values than this: regres
 TITLE_PATTERN = r",\s*([^.]+)\."  # "Last, Title. First": the honorific of a name
 DATE_PATTERN = re.compile(r"^\s*(\d{4}[-/]\d{1,2}[-/]\d{1,2}|\d{1,2}/\d{1,2}/\d{4})([ T]\d|$)")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+MAX_IMAGE_METADATA = 10  # a test table with this many other columns: a table task, images extra
 MAX_IMAGE_SIDE = 32  # larger images are shrunk to this: pixels are features for sklearn models
 TEXT_MIN_CHARS, TEXT_MIN_WORDS = 30, 5  # a column this long on average is prose
 ANALYSIS_ROWS = 200_000  # the analysis learns a table from its first rows, never a huge file
@@ -123,14 +128,15 @@ def analyse(public: Path, metric_name: str, description: str = "") -> Spec:
     others = {p: fmt for p, fmt in found.items() if p != sample_path}
     heads = _heads(others)
     others = {p: fmt for p, fmt in others.items() if p in heads}
-    images = _images(public)
-    if images is not None:
+    files = _image_files(public)
+    if _is_image_task(files, heads, sample):
         if len(sample_cols) < 2:
             raise Unsupported("the sample submission needs an id column and a prediction column")
         train_path, target = _train_table(heads, others, sample_cols)
         train = _head(train_path, others[train_path])
-        return _image(public, images, train, (train_path, sample_path), found, sample_cols,
+        return _image(public, files, train, (train_path, sample_path), found, sample_cols,
                       target, metric_name)  # fmt: skip
+    _ids_in_a_table(heads, sample)
     test_path = _test_table(heads, sample_cols)
     keys = tuple(c for c in sample_cols if c in heads[test_path])
     outputs = tuple(c for c in sample_cols if c not in heads[test_path])
@@ -294,6 +300,21 @@ def _forecast_target(train: pd.DataFrame, date: str, description: str) -> str | 
 
 def _is_numeric(values: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
+def _ids_in_a_table(heads: dict[Path, list[str]], sample: pd.DataFrame) -> None:
+    """Refuses a sample whose first column holds ids (distinct strings) that no table has (and,
+    as this runs after the image layouts, that name no image): text-normalization's ``id`` joins
+    two test columns, the right-whale challenge's clips are audio files."""
+    first = str(sample.columns[0])
+    ids = sample[first]
+    if any(first in cols for cols in heads.values()) or _is_numeric(ids) or not ids.is_unique:
+        return
+    raise Unsupported(
+        f"the sample submission's ids ({first!r}, e.g. {str(ids.iloc[0])!r}) are in no table and "
+        "name no image: the baseline copies the ids it submits from a test table or image files' "
+        "names; it does not build them from other columns or read other kinds of file"
+    )
 
 
 def _test_table(heads: dict[Path, list[str]], sample_cols: tuple[str, ...]) -> Path:
@@ -598,82 +619,146 @@ def _period(days: float) -> int:
 
 @dataclass(frozen=True)
 class Images:
-    """Where a task's images are: folders, or zip archives (images in any folder inside)."""
+    """Where a task's images are: the folder or zip archive (images in any folder inside) that
+    holds every training image, the one that holds every test image (the same one when they
+    share it: plant-pathology's ``images/``), and the suffix the ids need to name the files."""
 
-    train: str  # a folder or .zip name under the public folder
-    test: str | None
+    train: str  # a folder (e.g. "jpeg/train"; "." the public folder itself) or a .zip, relative
+    test: str
     zipped: bool
+    suffix: str  # "" when the ids already carry the file extension
 
 
-def _image_folder(public: Path, hint: str) -> Path | None:
-    for folder in sorted(p for p in public.iterdir() if p.is_dir() and hint in p.name.lower()):
-        first = next((p for p in folder.iterdir() if p.is_file()), None)
-        if first is not None and first.suffix.lower() in IMAGE_SUFFIXES:
-            return folder
-    return None
+Place = tuple[str, bool, str]  # a folder or zip (relative to the public folder), zipped, suffix
+ImageFiles = dict[str, list[Place]]  # an id (a file's name, or its name without the suffix) → where
 
 
-def _image_members(archive: Path) -> dict[str, str]:
+def _image_files(public: Path) -> ImageFiles:
+    """Every image file under the public folder, at any depth, in folders and in zips, by the
+    ids that name it (``a.jpg`` is named by ``a.jpg`` and by ``a``)."""
+    found: ImageFiles = {}
+
+    def add(name: str, place: str, zipped: bool) -> None:
+        suffix = Path(name).suffix
+        if suffix.lower() in IMAGE_SUFFIXES:
+            found.setdefault(name, []).append((place, zipped, ""))
+            found.setdefault(name[: -len(suffix)], []).append((place, zipped, suffix))
+
+    for folder, _, names in sorted(os.walk(public)):
+        where = Path(folder).relative_to(public).as_posix()
+        for name in sorted(names):
+            add(name, where, False)
+            if name.lower().endswith(".zip"):
+                archive = f"{name}" if where == "." else f"{where}/{name}"
+                for member in _image_members(public / archive):
+                    add(member, archive, True)
+    return found
+
+
+def _image_members(archive: Path) -> list[str]:
     """An archive's image files, by file name (the folders inside do not matter)."""
     try:
         with zipfile.ZipFile(archive) as opened:
             names = opened.namelist()
     except (zipfile.BadZipFile, OSError):
-        return {}
-    return {
-        Path(n).name: n
+        return []
+    return [
+        Path(n).name
         for n in names
         if Path(n).suffix.lower() in IMAGE_SUFFIXES and not n.startswith("__MACOSX/")
-    }
+    ]
 
 
-def _image_archive(public: Path, hint: str) -> Path | None:
-    zips = sorted(p for p in public.glob("*.zip") if hint in p.name.lower() and p.is_file())
-    return next((p for p in zips if _image_members(p)), None)
+def _locate(files: ImageFiles, ids: pd.Series, kind: str, source: str) -> Place:
+    """The one folder or zip holding an image file for every id, and the suffix that names them;
+    a folder's file before a zip's (an archive extracted beside itself). Raises Unsupported,
+    naming what is missing, when an id names no file or several, or the files are scattered
+    (``kind``: training | test; ``source``: where the ids come from, for the message)."""
+    names = ids.astype(str)
+    places: dict[Place, int] = {}
+    missing = []
+    for name in names:
+        found = files.get(name, [])
+        found = [p for p in found if not p[1]] or found
+        if len(found) > 1:
+            shown = ", ".join(f"{p[0]}/{name}{p[2]}" for p in found[:3])
+            raise Unsupported(
+                f"the {kind} id {name!r} ({source}) names {len(found)} image files ({shown}): the "
+                "baseline needs one image file per id"
+            )
+        if found:
+            places[found[0]] = places.get(found[0], 0) + 1
+        else:
+            missing.append(name)
+    if missing:
+        raise Unsupported(
+            f"{len(missing)} of {len(names)} {kind} ids ({source}) name no image file under the "
+            f"data folder (e.g. {', '.join(repr(m) for m in missing[:3])}): the baseline needs "
+            "one image file per id, named <id> or <id>.<extension>, in a folder or zip"
+        )
+    if len(places) > 1:
+        most = sorted(places.items(), key=lambda item: -item[1])
+        shown = ", ".join(f"{p[0]}/*{p[2]} ({n})" for p, n in most)
+        raise Unsupported(
+            f"the {kind} images ({source}) lie in {len(places)} places ({shown}): the baseline "
+            "needs them in one folder or zip, named alike"
+        )
+    return next(iter(places))
 
 
-def _images(public: Path) -> Images | None:
-    """The training images (a folder first, else a zip) and the test ones of the same form."""
-    folder = _image_folder(public, "train")
-    if folder is not None:
-        test = _image_folder(public, "test")
-        return Images(folder.name, test.name if test else None, False)
-    archive = _image_archive(public, "train")
-    if archive is not None:
-        test_archive = _image_archive(public, "test")
-        return Images(archive.name, test_archive.name if test_archive else None, True)
-    return None
+def _images(
+    files: ImageFiles, train: pd.DataFrame, train_name: str, sample: pd.DataFrame
+) -> Images:
+    """Where the training table's ids and the sample's ids (the test images) are."""
+    id_col = str(sample.columns[0])
+    train_at = _locate(files, train[id_col], "training", f"{train_name}'s {id_col!r}")
+    test_at = _locate(files, sample[id_col], "test", f"the sample submission's {id_col!r}")
+    if (train_at[1], train_at[2]) != (test_at[1], test_at[2]):
+
+        def said(place: Place) -> str:
+            return f"{place[0]}/*{place[2]}" + (" (zipped)" if place[1] else "")
+
+        raise Unsupported(
+            f"the training images are {said(train_at)} and the test images {said(test_at)}: "
+            "the baseline needs both named alike and both in folders or both in zips"
+        )
+    return Images(train_at[0], test_at[0], train_at[1], train_at[2])
 
 
-def _first_image(public: Path, images: Images, first: str) -> tuple[str, Any] | None:
-    """The suffix the ids need to name image files, and the first training image, opened."""
+def _is_image_task(files: ImageFiles, heads: dict[Path, list[str]], sample: pd.DataFrame) -> bool:
+    """Whether the sample's ids name image files, and no table of rows to predict holds as many
+    as ``MAX_IMAGE_METADATA`` columns besides the sample's: then the pixels are the data. A
+    test table with more columns is a table task whose images are extras (leaf-classification's
+    192 shape features, measured on its leaf images)."""
+    id_col = str(sample.columns[0])
+    if not files or not any(str(i) in files for i in sample[id_col].head(50)):
+        return False
+    outputs = set(map(str, sample.columns[1:]))
+    tests = [cols for cols in heads.values() if id_col in cols and not outputs & set(cols)]
+    return all(len(set(cols) - set(map(str, sample.columns))) < MAX_IMAGE_METADATA
+               for cols in tests)  # fmt: skip
+
+
+def _first_image(public: Path, images: Images, first: str) -> Any:
+    """The first training image, opened."""
     from PIL import Image
 
-    suffixes = ("", *IMAGE_SUFFIXES, *(s.upper() for s in IMAGE_SUFFIXES))
-    if images.zipped:
-        members = _image_members(public / images.train)
-        suffix = next((s for s in suffixes if f"{first}{s}" in members), None)
-        if suffix is None:
-            return None
-        with (
-            zipfile.ZipFile(public / images.train) as archive,
-            archive.open(members[f"{first}{suffix}"]) as handle,
-        ):
+    name = f"{first}{images.suffix}"
+    if not images.zipped:
+        image = Image.open(public / images.train / name)
+        image.load()
+        return image
+    with zipfile.ZipFile(public / images.train) as archive:
+        member = next(n for n in archive.namelist() if Path(n).name == name)
+        with archive.open(member) as handle:
             image = Image.open(handle)
             image.load()
-        return suffix, image
-    folder = public / images.train
-    suffix = next((s for s in suffixes if (folder / f"{first}{s}").is_file()), None)
-    if suffix is None:
-        return None
-    image = Image.open(folder / f"{first}{suffix}")
-    image.load()
-    return suffix, image
+    return image
 
 
 def _image(
     public: Path,
-    images: Images,
+    files: ImageFiles,
     train: pd.DataFrame,
     paths: tuple[Path, Path],
     formats: dict[Path, TableFormat],
@@ -682,24 +767,17 @@ def _image(
     metric_name: str,
 ) -> ImageSpec:
     id_col = sample_cols[0]
-    where = "archive" if images.zipped else "folder"
-    if id_col not in train.columns or images.test is None:
+    if id_col not in train.columns:
         raise Unsupported(
-            f"image tasks need {id_col!r} (the sample submission's first column) in the training "
-            f"table and a test {where} of images (a {where} with 'test' in its name)"
+            f"the labels table {paths[0].name} has no {id_col!r} column (the sample submission's "
+            "first column): the baseline needs the training images' ids there"
         )
     columns = sample_cols[1:] if len(sample_cols) > 2 else ()
     if not columns and _problem(train[target], metric_name) == "regression":
         raise Unsupported("the baseline model classifies images; it does not regress on them")
-    first = str(train[id_col].iloc[0])
-    found = _first_image(public, images, first)
-    if found is None:
-        raise Unsupported(
-            f"no image file for the training id {first!r} in {images.train}: the baseline needs "
-            "image files named by the training table's ids"
-        )
-    suffix, image = found
-    with image:
+    sample = _head(paths[1], formats[paths[1]])
+    images = _images(files, train, paths[0].name, sample)
+    with _first_image(public, images, str(train[id_col].iloc[0])) as image:
         mode = "L" if image.mode in ("1", "L", "LA", "I", "I;16", "F") else "RGB"
         width, height = image.size
     shrink = min(1.0, MAX_IMAGE_SIDE / max(width, height))
@@ -710,7 +788,7 @@ def _image(
         target=target,
         train_dir=images.train,
         test_dir=images.test,
-        suffix=suffix,
+        suffix=images.suffix,
         mode=mode,
         size=(max(1, round(width * shrink)), max(1, round(height * shrink))),
         scoring=scoring,

@@ -83,8 +83,8 @@ class ImageSpec:
     train_file: str  # the table of training ids and labels
     id_col: str
     target: str
-    train_dir: str  # folders of image files named <id><suffix>
-    test_dir: str
+    train_dir: str  # a folder or zip under ./input (jpeg/train) of files named <id><suffix>
+    test_dir: str  # the same as train_dir when both sets share one folder
     suffix: str  # "" when the ids already carry the file extension
     mode: str  # "L" (greyscale) or "RGB"
     size: tuple[int, int]  # (width, height) every image is resized to

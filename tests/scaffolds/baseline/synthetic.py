@@ -292,6 +292,133 @@ def cactus(root: Path) -> SyntheticTask:
     return _task(root, "cactus", "roc_auc", False)
 
 
+def _jpeg(pixels: np.ndarray) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels, mode="RGB").save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def _spotted(rng: np.random.Generator, label: int, base: tuple[int, int, int]) -> np.ndarray:
+    """A 16x16 RGB image of ``base`` colour with noise; a dark blob in its middle when ``label``."""
+    pixels = (np.array(base) + rng.integers(-25, 25, (16, 16, 3))).clip(0, 255).astype(np.uint8)
+    if label:
+        pixels[5:11, 5:11] = 40
+    return pixels
+
+
+def melanoma(root: Path) -> SyntheticTask:
+    """siim-isic-melanoma-classification: JPEGs in ``jpeg/train/`` and ``jpeg/test/`` (the same
+    ids as DICOMs in ``train/`` and ``test/``, which are no images the baseline reads, and
+    ``tfrecords/``), train.csv ``image_name`` with the patient's metadata, diagnosis and
+    ``target``, test.csv ``image_name`` with the metadata, sample_submission.csv
+    ``image_name,target`` = 0; ROC AUC. A melanoma is a dark blob."""
+    rng = np.random.default_rng(11)
+    public = _public(root)
+    names = [f"ISIC_{rng.integers(10**7):07d}" for _ in range(80)]
+    labels = (np.arange(80) % 2).astype(int)
+    for part, rows in (("train", slice(0, 60)), ("test", slice(60, 80))):
+        for folder in (public / "jpeg" / part, public / part):
+            folder.mkdir(parents=True)
+        for name, label in zip(names[rows], labels[rows], strict=True):
+            (public / "jpeg" / part / f"{name}.jpg").write_bytes(
+                _jpeg(_spotted(rng, label, (200, 150, 130)))
+            )
+            (public / part / f"{name}.dcm").write_bytes(b"\0" * 128 + b"DICM")
+    (public / "tfrecords").mkdir()
+    (public / "tfrecords" / "train00-60.tfrec").write_bytes(b"\0" * 64)
+    meta = pd.DataFrame({
+        "image_name": names, "patient_id": [f"IP_{i // 3:07d}" for i in range(80)],
+        "sex": rng.choice(["male", "female"], 80), "age_approx": rng.integers(3, 9, 80) * 10,
+        "anatom_site_general_challenge": rng.choice(["torso", "head/neck", None], 80),
+    })  # fmt: skip
+    train = meta.iloc[:60].assign(
+        diagnosis=np.where(labels[:60], "melanoma", "nevus"),
+        benign_malignant=np.where(labels[:60], "malignant", "benign"),
+        target=labels[:60],
+    )
+    train.to_csv(public / "train.csv", index=False)
+    meta.iloc[60:].to_csv(public / "test.csv", index=False)
+    meta[["image_name"]].iloc[60:].assign(target=0).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    return _task(root, "melanoma", "roc_auc", False)
+
+
+def plant_images(root: Path) -> SyntheticTask:
+    """plant-pathology-2020-fgvc7's layout with one target: ``images/`` holds the training and
+    the test JPEGs together (``Train_0.jpg``, ``Test_0.jpg``), train.csv ``image_id,healthy``
+    (the real one has four one-hot columns), test.csv ``image_id``, sample_submission.csv
+    ``image_id,healthy`` = 0.5; ROC AUC. A diseased leaf has a dark spot."""
+    rng = np.random.default_rng(12)
+    public = _public(root)
+    (public / "images").mkdir()
+    ids = [f"Train_{i}" for i in range(60)] + [f"Test_{i}" for i in range(20)]
+    healthy = (np.arange(80) % 2).astype(int)
+    for name, good in zip(ids, healthy, strict=True):
+        (public / "images" / f"{name}.jpg").write_bytes(
+            _jpeg(_spotted(rng, 1 - good, (60, 160, 60)))
+        )
+    pd.DataFrame({"image_id": ids[:60], "healthy": healthy[:60]}).to_csv(
+        public / "train.csv", index=False
+    )
+    pd.DataFrame({"image_id": ids[60:]}).to_csv(public / "test.csv", index=False)
+    pd.DataFrame({"image_id": ids[60:], "healthy": 0.5}).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    return _task(root, "plant", "roc_auc", False)
+
+
+def _zip_table(path: Path) -> None:
+    """``path`` replaced by ``<path>.zip`` holding it, as text-normalization ships its tables."""
+    with zipfile.ZipFile(path.with_name(f"{path.name}.zip"), "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.write(path, path.name)
+    path.unlink()
+
+
+def zipped_tables(root: Path) -> SyntheticTask:
+    """adult's data shipped as text-normalization-challenge ships its tables: train.csv.zip,
+    test.csv.zip and sample_submission.csv.zip, each a zip of one CSV, nothing unzipped."""
+    task = adult(root)
+    for name in ("train.csv", "test.csv", "sample_submission.csv"):
+        _zip_table(task.public_dir / name)
+    return dataclasses.replace(task, id="zipped-tables", name="zipped-tables")
+
+
+def zipped_sample(root: Path) -> SyntheticTask:
+    """plant_images' layout whose sample comes zipped (sample_submission.csv.zip): the image
+    scripts read it for the test ids."""
+    task = plant_images(root)
+    _zip_table(task.public_dir / "sample_submission.csv")
+    return dataclasses.replace(task, id="zipped-sample", name="zipped-sample")
+
+
+def text_normalization(root: Path) -> SyntheticTask:
+    """text-normalization-challenge-english-language: en_train.csv.zip ``sentence_id, token_id,
+    class, before, after``, en_test_2.csv.zip without class and after, and
+    en_sample_submission_2.csv.zip ``id,after`` whose ids join sentence_id and token_id."""
+    public = _public(root)
+    rows = [(s, t, "PLAIN", f"w{s}x{t}", f"w{s}x{t}") for s in range(20) for t in range(4)]
+    frame = pd.DataFrame(rows, columns=["sentence_id", "token_id", "class", "before", "after"])
+    test = frame.iloc[60:].drop(columns=["class", "after"])
+    ids = test["sentence_id"].astype(str) + "_" + test["token_id"].astype(str)
+    tables = {
+        "en_train.csv": frame.iloc[:60],
+        "en_test_2.csv": test,
+        "en_sample_submission_2.csv": pd.DataFrame({"id": ids, "after": test["before"]}),
+    }
+    for name, table in tables.items():
+        table.to_csv(public / name, index=False)
+        _zip_table(public / name)
+    return _task(root, "text-normalization", "accuracy", False)
+
+
+IMAGE_LAYOUT_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
+    "melanoma": melanoma, "plant_images": plant_images, "zipped_sample": zipped_sample,
+}  # fmt: skip
+
+
 INSULTS = ["idiot", "moron", "stupid", "loser", "pathetic", "clown"]
 
 

@@ -5,6 +5,7 @@ images). Tiny 8x8 digits; the generated solutions run in this process."""
 from __future__ import annotations
 
 import random
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ from podium.scaffolds.baseline import image_recipe
 from podium.scaffolds.baseline.analysis import analyse
 from podium.scaffolds.baseline.image_codegen import render
 from podium.scaffolds.baseline.kinds import KINDS
-from podium.scaffolds.baseline.specs import ImageSpec
+from podium.scaffolds.baseline.specs import ImageSpec, TabularSpec, Unsupported
+from podium.submission_check import find_sample
 from tests.scaffolds.baseline import synthetic
 from tests.scaffolds.baseline.synthetic import SyntheticTask
 
@@ -108,3 +110,115 @@ def test_rgb_images_larger_than_the_cap_are_shrunk(tmp_path: Path) -> None:
     assert (spec.mode, spec.size, spec.suffix, spec.prediction) == ("RGB", (24, 32), "", "proba")
     recipe = image_recipe.ImageRecipe("logistic", {"C": 1.0}, pca=0)
     assert synthetic.run(render(spec, recipe), task, tmp_path / "run") >= 0.5
+
+
+# --- where the images are: MLE-bench's public folders (issue 39) ---------------------------
+
+
+@pytest.fixture(scope="module")
+def laid_out(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SyntheticTask]:
+    return {
+        name: make(tmp_path_factory.mktemp(name))
+        for name, make in synthetic.IMAGE_LAYOUT_MAKERS.items()
+    }
+
+
+def test_images_are_found_by_their_ids_wherever_they_lie(
+    laid_out: dict[str, SyntheticTask],
+) -> None:
+    """siim-isic's JPEGs in jpeg/train and jpeg/test (its train/ and test/ hold DICOMs),
+    plant-pathology's one images/ folder for both sets; the sample zipped or not."""
+    melanoma = synthetic.spec_of(laid_out["melanoma"], ImageSpec)
+    assert (melanoma.train_dir, melanoma.test_dir, melanoma.suffix) == (
+        "jpeg/train", "jpeg/test", ".jpg",
+    )  # fmt: skip
+    assert (melanoma.id_col, melanoma.target, melanoma.prediction) == (
+        "image_name", "target", "proba",
+    )  # fmt: skip
+    for name in ("plant_images", "zipped_sample"):
+        plant = synthetic.spec_of(laid_out[name], ImageSpec)
+        assert (plant.train_dir, plant.test_dir, plant.suffix, plant.zipped) == (
+            "images", "images", ".jpg", False,
+        )  # fmt: skip
+        assert (plant.id_col, plant.target, plant.rows, plant.mode) == (
+            "image_id", "healthy", 60, "RGB",
+        )  # fmt: skip
+    assert synthetic.spec_of(laid_out["zipped_sample"], ImageSpec).sample_file == (
+        "sample_submission.csv.zip"
+    )
+
+
+@pytest.mark.parametrize("name", tuple(synthetic.IMAGE_LAYOUT_MAKERS))
+def test_the_first_draft_of_each_layout_runs_and_submits_the_samples_rows(
+    name: str, laid_out: dict[str, SyntheticTask], tmp_path: Path
+) -> None:
+    task = laid_out[name]
+    (draft,) = synthetic.drafts(task, 1)
+    metric = synthetic.run(draft.code, task, tmp_path)  # the submission checked on the sample
+    assert metric > 0.65, metric  # a dark blob is easy to see
+    submission = pd.read_csv(tmp_path / "submission" / "submission.csv")
+    sample = pd.read_csv(find_sample(task.public_dir))
+    assert list(submission.columns) == list(sample.columns)
+    assert submission.iloc[:, 0].tolist() == sample.iloc[:, 0].tolist()
+    assert submission.iloc[:, 1].between(0, 1).all() and submission.iloc[:, 1].nunique() > 1
+
+
+def test_an_archive_extracted_beside_itself_is_read_from_the_folder(tmp_path: Path) -> None:
+    """aerial-cactus' zips, unzipped next to themselves: each image lies twice, the folder's
+    copy is read (the zips alone: the archives, as before)."""
+    task = synthetic.cactus(tmp_path)
+    for part in ("train", "test"):
+        with zipfile.ZipFile(task.public_dir / f"{part}.zip") as archive:
+            archive.extractall(task.public_dir)
+    spec = synthetic.spec_of(task, ImageSpec)
+    assert (spec.train_dir, spec.test_dir, spec.zipped, spec.suffix) == ("train", "test", False, "")
+
+
+def test_images_beside_a_wide_test_table_are_extras_of_a_table_task(tmp_path: Path) -> None:
+    """leaf-classification's images/ holds every leaf, named by id, but its tables hold 192
+    features measured on them: a table task."""
+    task = synthetic.leaf(tmp_path, per_class=5, classes=10)
+    (task.public_dir / "images").mkdir()
+    ids = pd.concat([pd.read_csv(task.public_dir / t)["id"] for t in ("train.csv", "test.csv")])
+    pixels = np.zeros((8, 8, 3), np.uint8)
+    for i in ids:
+        (task.public_dir / "images" / f"{i}.jpg").write_bytes(synthetic._jpeg(pixels))
+    assert isinstance(analyse(task.public_dir, task.metric_name), TabularSpec)
+
+
+def _refusal(task: SyntheticTask) -> str:
+    with pytest.raises(Unsupported) as caught:
+        analyse(task.public_dir, task.metric_name)
+    said = str(caught.value)
+    assert "\n" not in said
+    return said
+
+
+def test_missing_ambiguous_or_scattered_images_are_refused_naming_them(tmp_path: Path) -> None:
+    missing = synthetic.melanoma(tmp_path / "missing")
+    gone = sorted((missing.public_dir / "jpeg" / "train").iterdir())[:2]
+    for path in gone:
+        path.unlink()
+    said = _refusal(missing)
+    assert said.startswith("2 of 60 training ids (train.csv's 'image_name') name no image file")
+    assert repr(gone[0].stem) in said and "named <id> or <id>.<extension>" in said
+
+    twice = synthetic.plant_images(tmp_path / "twice")
+    (twice.public_dir / "more").mkdir()
+    (twice.public_dir / "more" / "Test_3.png").write_bytes(
+        synthetic._jpeg(np.zeros((4, 4, 3), np.uint8))
+    )
+    assert _refusal(twice) == (
+        "the test id 'Test_3' (the sample submission's 'image_id') names 2 image files "
+        "(images/Test_3.jpg, more/Test_3.png): the baseline needs one image file per id"
+    )
+
+    scattered = synthetic.plant_images(tmp_path / "scattered")
+    (scattered.public_dir / "other").mkdir()
+    for i in range(5):
+        moved = f"Train_{i}.jpg"
+        (scattered.public_dir / "images" / moved).rename(scattered.public_dir / "other" / moved)
+    assert _refusal(scattered).startswith(
+        "the training images (train.csv's 'image_id') lie in 2 places (images/*.jpg (55), "
+        "other/*.jpg (5))"
+    )

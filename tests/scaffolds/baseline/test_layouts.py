@@ -204,3 +204,33 @@ def test_a_zipped_image_task_runs_in_a_real_kernel(tmp_path: Path) -> None:
     assert list(submission.columns) == ["id", "has_cactus"]
     assert submission["id"].tolist() == sample["id"].tolist()
     assert submission["has_cactus"].between(0, 1).all()
+
+
+def test_zipped_tables_and_sample_validate_as_their_plain_twin(tmp_path: Path) -> None:
+    """text-normalization ships every table as a zip of one CSV (the sample too): adult's data
+    shipped so is read from the zips, and its draft is adult's with the zips' names, validates
+    the same and submits in the zipped sample's form (checked against it)."""
+    zipped = synthetic.zipped_tables(tmp_path / "zipped")
+    plain = synthetic.adult(tmp_path / "plain")
+    assert find_sample(zipped.public_dir).name == "sample_submission.csv.zip"
+    spec = synthetic.spec_of(zipped, TabularSpec)
+    assert (spec.train_file, spec.test_file, spec.layout) == ("train.csv.zip", "test.csv.zip", None)
+    (ours,), (theirs,) = synthetic.drafts(zipped, 1), synthetic.drafts(plain, 1)
+    assert ours.code.replace(".csv.zip", ".csv") == theirs.code
+    assert synthetic.run(ours.code, zipped, tmp_path / "a") == synthetic.run(
+        theirs.code, plain, tmp_path / "b"
+    )
+    submission = pd.read_csv(tmp_path / "a" / "submission" / "submission.csv")
+    pd.testing.assert_frame_equal(submission[["id"]], _test_rows(zipped)[["id"]])
+
+
+def test_ids_a_submission_must_build_are_refused_in_one_line(tmp_path: Path) -> None:
+    """text-normalization's sample ids join two test columns (``sentence_id``_``token_id``):
+    the baseline says so, not that a target is missing."""
+    task = synthetic.text_normalization(tmp_path)
+    assert find_sample(task.public_dir).name == "en_sample_submission_2.csv.zip"
+    with pytest.raises(Unsupported, match=r"^the sample submission's ids \('id', e\.g\. '15_0'\) "
+                       r"are in no table and name no image: the baseline copies the ids it "
+                       r"submits from a test table or image files' names; it does not build "
+                       r"them from other columns"):  # fmt: skip
+        analyse(task.public_dir, task.metric_name)
