@@ -5,14 +5,15 @@ character n-grams inside a scikit-learn pipeline (so each validation fold learns
 vocabulary), fits the linear model, validates on the task's metric (5-fold cross-validation,
 one 20% hold-out on large sets), prints ``VALIDATION_METRIC: <value>``, refits on every row and
 writes the submission. A linear SVM has no probabilities: when the metric needs them it is
-wrapped in ``CalibratedClassifierCV``.
+wrapped in ``CalibratedClassifierCV``. Several 0/1 labels (jigsaw's toxicity columns) share the
+TF-IDF features and get one model each (``MultiOutputClassifier``), scored column by column.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from podium.scaffolds.baseline.layouts import read_lines, submission_lines
+from podium.scaffolds.baseline.layouts import read_lines, submission_lines, target_source
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
@@ -36,8 +37,9 @@ def describe(spec: TextSpec, recipe: TextRecipe) -> str:
     grams = [f"word n-grams up to {recipe.words}"] if recipe.words else []
     grams += [f"character n-grams of 2 to {recipe.chars}"] if recipe.chars else []
     validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
+    target = ", ".join(spec.targets) if spec.targets else spec.target
     return (
-        f"{recipe.family.replace('_', ' ')} ({params}) predicting {spec.target} from TF-IDF "
+        f"{recipe.family.replace('_', ' ')} ({params}) predicting {target} from TF-IDF "
         f"{' and '.join(grams)} of {', '.join(spec.text)} (min_df={recipe.min_df}"
         f"{', sublinear tf' if recipe.sublinear_tf else ''}); validated with {validation} on "
         f"{spec.scoring}."
@@ -57,14 +59,23 @@ def _vectorizers(recipe: TextRecipe) -> list[str]:
     return parts or [f'("words", TfidfVectorizer({common}))']
 
 
+def _several_import(several: bool) -> str:
+    """The import of the wrapper fitting one classifier per label (several labels), with the
+    newline before it; "" for one target."""
+    return "\nfrom sklearn.multioutput import MultiOutputClassifier" if several else ""
+
+
 def render(spec: TextSpec, recipe: TextRecipe) -> str:
     model = MODELS[recipe.family]
     params = ", ".join(f"{k}={v!r}" for k, v in sorted(recipe.params.items()))
     estimator = f"{model.estimator}({params})"
     if recipe.family == "linear_svm" and spec.prediction != "label":
         estimator = f"CalibratedClassifierCV({estimator}, cv=3)"  # probabilities for the metric
+    several = bool(spec.targets)  # one classifier per 0/1 label, scored column by column
+    if several:
+        estimator = f"MultiOutputClassifier({estimator})"
     classification = spec.problem == "classification"
-    folds = folds_source(classification, spec.rows > HOLDOUT_ABOVE_ROWS)
+    folds = folds_source(classification and not several, spec.rows > HOLDOUT_ABOVE_ROWS)
     transform = transform_source(spec.transform)
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
@@ -83,11 +94,11 @@ from sklearn.compose import TransformedTargetRegressor
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.pipeline import FeatureUnion, Pipeline
-from {model.module} import {model.estimator}
+from {model.module} import {model.estimator}{_several_import(several)}
 {METRIC_IMPORTS}
 
 {read_lines(spec)}
-ID, TARGET, TEXT = {spec.id_col!r}, {spec.target!r}, {list(spec.text)!r}
+ID, TARGET, TEXT = {spec.id_col!r}, {target_source(spec.target, spec.targets)}, {list(spec.text)!r}
 {constants}
 
 
@@ -96,10 +107,10 @@ def documents(df: pd.DataFrame) -> pd.Series:
     return df[TEXT].fillna("").astype(str).agg(" ".join, axis=1)
 
 
-{metric_source(spec.scoring, spec.prediction, spec.classes)}
+{metric_source(spec.scoring, spec.prediction, spec.classes, several)}
 
 
-{predict_source(spec.scoring, spec.prediction, spec.transform)}
+{predict_source(spec.scoring, spec.prediction, spec.transform, columnwise=several)}
 
 
 features = FeatureUnion([{", ".join(_vectorizers(recipe))}])
