@@ -77,17 +77,45 @@ def target_source(target: str, targets: tuple[str, ...]) -> str:
     return repr(list(targets)) if targets else repr(target)
 
 
+PER_LABEL = '''from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.dummy import DummyClassifier
+
+
+class PerLabel(BaseEstimator, ClassifierMixin):
+    """One copy of ``model`` per 0/1 label column; a column with one value in the rows fitted
+    (a rare label, in a fold) gets a constant: no model learns from one class."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, X, y):
+        self.estimators_ = []
+        for column in np.asarray(y).T:
+            model = self.model if len(np.unique(column)) > 1 else DummyClassifier(strategy="prior")
+            self.estimators_.append(clone(model).fit(X, column))
+        self.classes_ = [e.classes_ for e in self.estimators_]
+        return self
+
+    def predict_proba(self, X):
+        return [e.predict_proba(X) for e in self.estimators_]
+
+    def predict(self, X):
+        return np.column_stack([e.predict(X) for e in self.estimators_])'''
+
+
 def per_target_source(targets: tuple[str, ...], classification: bool = False) -> str:
     """After the line that builds ``model``: one copy of it per target (several targets: a
-    regressor, or a classifier of each 0/1 label), with the newline before it; "" for one
-    target. Each copy fits one target column, so a step that reads the target (a column
+    regressor, or ``PerLabel``'s classifier of each 0/1 label), with the newline before it; ""
+    for one target. Each copy fits one target column, so a step that reads the target (a column
     selection) sees one column as it does on a single-target task."""
     if not targets:
         return ""
-    wrapper = "MultiOutputClassifier" if classification else "MultiOutputRegressor"
+    if classification:
+        wrapped = f"model = PerLabel(model)  # one model per label: {', '.join(targets)}"
+        return f"\n\n\n{PER_LABEL}\n\n\n{wrapped}"
     return (
-        f"\nfrom sklearn.multioutput import {wrapper}\n\n"
-        f"model = {wrapper}(model)  # one model per target: {', '.join(targets)}"
+        "\nfrom sklearn.multioutput import MultiOutputRegressor\n\n"
+        f"model = MultiOutputRegressor(model)  # one model per target: {', '.join(targets)}"
     )
 
 

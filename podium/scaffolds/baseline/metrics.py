@@ -336,7 +336,7 @@ def predict_source(key: str, prediction: str, transform: str, nonnegative: bool 
                    columnwise: bool = False) -> str:  # fmt: skip
     """``def predict(model, X)``: what the submission holds, from a fitted model, and
     ``def scorer(model, X, y)``: the metric of those predictions (cross-validation calls it).
-    ``columnwise`` probabilities: one model per 0/1 label column (``MultiOutputClassifier``),
+    ``columnwise`` probabilities: one model per 0/1 label column (``layouts.PER_LABEL``),
     each giving ``POSITIVE``'s probability (0 where its training rows never had it)."""
     if prediction == "proba" and columnwise:
         clip = f".clip({PROBA_FLOOR}, {1 - PROBA_FLOOR})" if key in LOG_LOSSES else ""

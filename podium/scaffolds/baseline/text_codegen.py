@@ -6,14 +6,19 @@ vocabulary), fits the linear model, validates on the task's metric (5-fold cross
 one 20% hold-out on large sets), prints ``VALIDATION_METRIC: <value>``, refits on every row and
 writes the submission. A linear SVM has no probabilities: when the metric needs them it is
 wrapped in ``CalibratedClassifierCV``. Several 0/1 labels (jigsaw's toxicity columns) share the
-TF-IDF features and get one model each (``MultiOutputClassifier``), scored column by column.
+TF-IDF features and get one model each (``layouts.PER_LABEL``), scored column by column.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from podium.scaffolds.baseline.layouts import read_lines, submission_lines, target_source
+from podium.scaffolds.baseline.layouts import (
+    PER_LABEL,
+    read_lines,
+    submission_lines,
+    target_source,
+)
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
@@ -59,10 +64,10 @@ def _vectorizers(recipe: TextRecipe) -> list[str]:
     return parts or [f'("words", TfidfVectorizer({common}))']
 
 
-def _several_import(several: bool) -> str:
-    """The import of the wrapper fitting one classifier per label (several labels), with the
-    newline before it; "" for one target."""
-    return "\nfrom sklearn.multioutput import MultiOutputClassifier" if several else ""
+def _per_label(several: bool) -> str:
+    """``PerLabel`` (one classifier per 0/1 label, sharing the TF-IDF features) with the blank
+    lines before it, for several labels; "" for one target."""
+    return f"\n\n{PER_LABEL}\n" if several else ""
 
 
 def render(spec: TextSpec, recipe: TextRecipe) -> str:
@@ -73,7 +78,7 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
         estimator = f"CalibratedClassifierCV({estimator}, cv=3)"  # probabilities for the metric
     several = bool(spec.targets)  # one classifier per 0/1 label, scored column by column
     if several:
-        estimator = f"MultiOutputClassifier({estimator})"
+        estimator = f"PerLabel({estimator})"
     classification = spec.problem == "classification"
     folds = folds_source(classification and not several, spec.rows > HOLDOUT_ABOVE_ROWS)
     transform = transform_source(spec.transform)
@@ -94,7 +99,7 @@ from sklearn.compose import TransformedTargetRegressor
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.pipeline import FeatureUnion, Pipeline
-from {model.module} import {model.estimator}{_several_import(several)}
+from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
 {read_lines(spec)}
@@ -105,7 +110,7 @@ ID, TARGET, TEXT = {spec.id_col!r}, {target_source(spec.target, spec.targets)}, 
 def documents(df: pd.DataFrame) -> pd.Series:
     \"\"\"One document per row: the text columns joined by a space.\"\"\"
     return df[TEXT].fillna("").astype(str).agg(" ".join, axis=1)
-
+{_per_label(several)}
 
 {metric_source(spec.scoring, spec.prediction, spec.classes, several)}
 

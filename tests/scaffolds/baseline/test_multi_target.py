@@ -111,6 +111,20 @@ def test_the_first_draft_submits_the_probabilities_the_grader_scores(
         assert metric < 0.9 * prior and graded < 0.9 * prior, (metric, graded, prior)
 
 
+def test_a_label_too_rare_for_every_fold_is_predicted_as_its_rate(tmp_path: Path) -> None:
+    """jigsaw's rarest labels on a small table: ``threat`` ticked once, so some folds fit on
+    rows without it; that label's model is a constant there, and the others still learn."""
+    task = synthetic.toxic(tmp_path / "toxic")
+    train = pd.read_csv(task.public_dir / "train.csv")
+    train.assign(threat=(train.index == 5).astype(int)).to_csv(
+        task.public_dir / "train.csv", index=False
+    )
+    (draft,) = synthetic.drafts(task, 1)
+    assert synthetic.run(draft.code, task, tmp_path / "run") > 0.8
+    submission = pd.read_csv(tmp_path / "run" / "submission" / "submission.csv")
+    assert submission["threat"].max() < 0.05 and submission["toxic"].max() > 0.5
+
+
 def test_one_hot_columns_validate_as_the_class_column_they_encode(
     tasks: dict[str, SyntheticTask], tmp_path: Path
 ) -> None:
