@@ -194,9 +194,10 @@ def _column_metric(key: str, prediction: str) -> Any:
 
 
 def test_several_targets_are_scored_column_by_column_as_mlebenchs_graders_do() -> None:
-    """jigsaw's and plant-pathology's mean column-wise AUC, a mean column-wise log loss,
-    nomad2018's mean column-wise RMSLE; a label with one class in a fold has no AUC and is
-    left out rather than failing the fold; a label ranking ranks each row's labels together."""
+    """jigsaw's mean column-wise AUC (and plant-pathology's, of one-hot classes), a mean
+    column-wise log loss, nomad2018's mean column-wise RMSLE; a label with one class in a fold
+    has no AUC and is left out rather than failing the fold; a label ranking ranks each row's
+    labels together."""
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, (50, 3))
     pred = np.clip(y * 0.4 + rng.uniform(0, 0.6, (50, 3)), 0.01, 0.99)
@@ -209,6 +210,16 @@ def test_several_targets_are_scored_column_by_column_as_mlebenchs_graders_do() -
     assert _column_metric("log_loss", "proba")(y, pred) == pytest.approx(np.mean(losses))
     ranking = label_ranking_average_precision_score(y, pred)
     assert _column_metric("label_ranking_average_precision", "proba")(y, pred) == ranking
+    # one-hot classes: the class model's one-vs-rest AUC is plant-pathology's column-wise mean
+    space: dict[str, Any] = {"np": np, "pd": pd, "COLUMNS": synthetic.PLANT_CLASSES}
+    exec(METRIC_IMPORTS + "\n" + metric_source("roc_auc", "classes"), space)
+    truth = rng.integers(0, 4, 60)
+    onehot = np.eye(4)[truth]
+    proba = rng.dirichlet(np.ones(4), 60) + onehot
+    proba = pd.DataFrame(proba / proba.sum(axis=1, keepdims=True), columns=synthetic.PLANT_CLASSES)
+    named = np.array(synthetic.PLANT_CLASSES)[truth]
+    expected = roc_auc_score(onehot, proba, average="macro")
+    assert space["metric"](named, proba) == pytest.approx(expected)
     energies = rng.uniform(0, 3, (40, 2))
     guess = energies * rng.uniform(0.8, 1.2, (40, 2))
     errors = [np.sqrt(np.mean((np.log1p(energies[:, j]) - np.log1p(guess[:, j])) ** 2))
