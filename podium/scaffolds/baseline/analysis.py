@@ -9,8 +9,12 @@ several columns, or none: predictions in the test's row order), the others are p
 any position. What is predicted is one target column, or one probability column per class
 (then the target is the training column whose values are those column names); a prediction
 column no training table has is the target under another name (the one training column the
-test lacks whose values are of the sample's kind). A sample other than ``id, target`` is kept
-as a ``Layout`` the scripts write their submission from. The kind follows from the layout,
+test lacks whose values are of the sample's kind). Several prediction columns that are all
+training columns are several targets: numbers to regress (one model each), independent 0/1
+labels (one binary model each, a probability per column) or one-hot classes (one 1 per row:
+one class target, derived in the script, whose probabilities fill the columns); numbers and
+classes mixed are refused. A sample other than ``id, target`` is kept as a ``Layout`` the
+scripts write their submission from. The kind follows from the layout,
 checked in this order:
 
 - image: the sample's ids name image files anywhere under the public folder (file name = id,
@@ -132,10 +136,14 @@ def analyse(public: Path, metric_name: str, description: str = "") -> Spec:
     if _is_image_task(files, heads, sample):
         if len(sample_cols) < 2:
             raise Unsupported("the sample submission needs an id column and a prediction column")
-        train_path, target = _train_table(heads, others, sample_cols)
+        train_path, target = _train_table(heads, others, sample_cols, metric_name)
         train = _head(train_path, others[train_path])
-        return _image(public, files, train, (train_path, sample_path), found, sample_cols,
+        onehot = target not in train.columns  # derived from one-hot columns (_train_table)
+        if onehot:
+            train[target] = train[list(sample_cols[1:])].idxmax(axis=1)
+        spec = _image(public, files, train, (train_path, sample_path), found, sample_cols,
                       target, metric_name)  # fmt: skip
+        return replace(spec, onehot=onehot)
     _ids_in_a_table(heads, sample)
     test_path = _test_table(heads, sample_cols)
     keys = tuple(c for c in sample_cols if c in heads[test_path])
@@ -172,10 +180,21 @@ def _table_kind(
     metric_name: str,
 ) -> Spec:
     """The spec of a task with a test table, of the kind its data call for (see the module's
-    docstring): several targets are regressions on a table."""
+    docstring): several targets are regressions on a table, independent 0/1 labels (one model
+    each) or one-hot columns of one class target (:func:`_several`)."""
+    targets: tuple[str, ...] = ()
     if len(outputs) > 1 and not columns:
-        return _regressions(train, test, read, id_col, outputs, metric_name)
-    if not columns:
+        several = _several(train, outputs, metric_name)
+        if several == "regression":
+            return _regressions(train, test, read, id_col, outputs, metric_name)
+        if several == "onehot":
+            target, columns = _fresh_name(train.columns), outputs
+            train[target] = train[list(outputs)].idxmax(axis=1)
+            layout = read.layout or Layout((id_col,), outputs, (id_col, *outputs))
+            read = replace(read, layout=replace(layout, onehot=True))
+        else:
+            targets = outputs
+    if not columns and not targets:
         series = _series(train, test, read, id_col, target, metric_name)
         if series is not None:
             return series
@@ -186,8 +205,10 @@ def _table_kind(
     ]
     prose = [c for c in features if _is_prose(train[c])]
     if prose and 2 * len(prose) >= len(features):
-        return _text(train, read, id_col, target, tuple(prose), columns, metric_name)
-    return _tabular(train, read, id_col, target, features, columns, metric_name)
+        text = _text(train, read, id_col, target, tuple(prose), columns, metric_name)
+        return replace(text, targets=targets)
+    return replace(_tabular(train, read, id_col, target, features, columns, metric_name),
+                   targets=targets)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -372,9 +393,43 @@ def _several_targets(outputs: tuple[str, ...], where: str = "") -> str:
     shown = ", ".join(outputs[:6]) + (", ..." if len(outputs) > 6 else "")
     return (
         f"the sample submission predicts {len(outputs)} training columns ({shown}){where}: the "
-        "baseline fits several targets only as numbers to regress from a table; it needs one "
-        "prediction column, or one probability column per class of one target"
+        "baseline fits several targets only when every one is a number to regress or every one "
+        "a 0/1 label (one probability column each); it needs that, or one prediction column"
     )
+
+
+def _several(train: pd.DataFrame, outputs: tuple[str, ...], metric_name: str) -> str:
+    """How several targets (each a training column) are fitted: ``regression`` (numbers, one
+    regression each), ``onehot`` (0/1 columns with one 1 per row: the classes of one target,
+    one multi-class model whose probabilities fill the columns) or ``labels`` (independent 0/1
+    labels: one binary model each). Anything else (numbers and classes mixed, classes beyond
+    0/1) raises ``Unsupported`` saying what the baseline needs."""
+    problems = [_problem(train[t], metric_name) for t in outputs]
+    if all(p == "regression" for p in problems):
+        return "regression"
+    if "regression" in problems:
+        numbers = [t for t, p in zip(outputs, problems, strict=True) if p == "regression"]
+        classes = [t for t in outputs if t not in numbers]
+        where = f", numbers ({', '.join(numbers)}) and classes ({', '.join(classes)}) mixed"
+        raise Unsupported(_several_targets(outputs, where))
+    values = train[list(outputs)]
+    if not all(_is_binary(values[t]) for t in outputs):
+        raise Unsupported(_several_targets(outputs, ", classes other than 0/1 labels"))
+    return "onehot" if bool((values.astype(int).sum(axis=1) == 1).all()) else "labels"
+
+
+def _is_binary(values: pd.Series) -> bool:
+    """0/1 (or True/False) values: a label column of its own."""
+    if not pd.api.types.is_numeric_dtype(values):
+        return False
+    return bool(values.dropna().isin([0, 1]).all()) and not values.isna().any()
+
+
+def _fresh_name(columns: pd.Index) -> str:
+    """A column name the table does not have: the class target derived from one-hot columns."""
+    taken = {str(c) for c in columns}
+    return next(n for n in ("class", *(f"class_{i}" for i in range(1, len(taken) + 2)))
+                if n not in taken)  # fmt: skip
 
 
 def _regressions(
@@ -386,9 +441,7 @@ def _regressions(
     metric_name: str,
 ) -> TabularSpec:
     """Several targets (one sample column each): one regression per target, on the features
-    the test table shares. Several classifications are refused."""
-    if any(_problem(train[t], metric_name) != "regression" for t in targets):
-        raise Unsupported(_several_targets(targets, ", classes"))
+    the test table shares."""
     features = [c for c in train.columns if c != id_col and c in test.columns]
     features = [c for c in features if not _is_nested(train[c])]
     spec = _tabular(train, read, id_col, targets[0], features, (), metric_name)
@@ -437,10 +490,14 @@ def _renamed(
 
 
 def _train_table(
-    heads: dict[Path, list[str]], formats: dict[Path, TableFormat], sample_cols: tuple[str, ...]
+    heads: dict[Path, list[str]],
+    formats: dict[Path, TableFormat],
+    sample_cols: tuple[str, ...],
+    metric_name: str,
 ) -> tuple[Path, str]:
     """The labels table of an image task and its target: the sample's second column, or (one
-    probability column per class) the column whose values are the sample's column names."""
+    probability column per class) the column whose values are the sample's column names, or
+    a new column's name when the table holds the class columns one-hot (the caller derives it)."""
     if len(sample_cols) == 2:
         target = sample_cols[1]
         trains = [p for p, cols in heads.items() if target in cols]
@@ -457,12 +514,28 @@ def _train_table(
             values = set(table[col].dropna().astype(str).unique())
             if len(values) >= 2 and values <= classes:
                 return path, str(col)
-    if any(classes <= set(cols) for cols in heads.values()):
-        raise Unsupported(_several_targets(sample_cols[1:]))
+    for path in sorted(heads, key=lambda p: "train" not in p.name.lower()):
+        if classes <= set(heads[path]):
+            return path, _onehot_target(_head(path, formats[path]), sample_cols[1:], metric_name)
     raise Unsupported(
         f"the sample submission has {len(sample_cols)} columns, and no training column has "
         "their names as values (one probability column per class)"
     )
+
+
+def _onehot_target(train: pd.DataFrame, columns: tuple[str, ...], metric_name: str) -> str:
+    """The name of the class target of an image task's one-hot label columns; other several
+    targets are refused (the baseline classifies each image into one class)."""
+    several = _several(train, columns, metric_name)
+    if several != "onehot":
+        shown = ", ".join(columns[:6]) + (", ..." if len(columns) > 6 else "")
+        what = "numbers to regress" if several == "regression" else "independent 0/1 labels"
+        raise Unsupported(
+            f"the sample submission predicts {len(columns)} labels-table columns ({shown}), "
+            f"{what}: the baseline classifies each image into one class; it needs one-hot "
+            "columns (one 1 per row) or one prediction column"
+        )
+    return _fresh_name(train.columns)
 
 
 def _problem(y: pd.Series, metric_name: str) -> str:

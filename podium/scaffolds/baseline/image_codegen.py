@@ -5,7 +5,8 @@ flattens it to pixels in [0, 1], fits a scikit-learn pipeline (standardisation a
 the recipe asks, then the model), validates it on the task's metric (5-fold cross-validation
 on small sets, one stratified 20% hold-out beyond, to keep a draft fast), prints
 ``VALIDATION_METRIC: <value>``, refits on every training image and predicts the sample
-submission's ids from the test folder.
+submission's ids from the test folder. One-hot label columns (one 1 per row) are read as one
+class target whose probabilities fill those columns.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from podium.scaffolds.baseline.image_recipe import MODELS, ImageRecipe
+from podium.scaffolds.baseline.layouts import onehot_line
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
@@ -78,6 +80,8 @@ def render(spec: ImageSpec, recipe: ImageRecipe) -> str:
     )
     submission = submission_source(spec.prediction, "sample[ID]", spec.target, "X_test")
     train_read = read_source(spec.train_file, spec.train_format)
+    if spec.onehot:
+        train_read += "\n" + onehot_line(spec.target, spec.columns)
     sample_read = read_source(spec.sample_file, spec.sample_format)
     imports = "import warnings\n" + ("import zipfile\n" if spec.zipped else "")
     return f"""{recipe_line("image", asdict(recipe))}

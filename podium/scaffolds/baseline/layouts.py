@@ -3,8 +3,9 @@
 Every kind's codegen reads ``train`` and ``test`` with :func:`read_lines` and builds
 ``submission`` with :func:`submission_lines`, so the formats ``tables`` knows and the sample
 layouts ``analysis`` finds are handled once: a forecast without a test table makes its ``test``
-of future dates here, and several targets (a tabular regression) get ``TARGET`` as a list and
-one model per target (:func:`target_source`, :func:`per_target_source`). A task of comma CSVs
+of future dates here, several targets (regressions, or independent 0/1 labels) get ``TARGET``
+as a list and one model per target (:func:`target_source`, :func:`per_target_source`), and
+one-hot class columns become one class target (:func:`onehot_line`). A task of comma CSVs
 with an ``id, target`` sample (``layout`` None) gets exactly the lines it always had.
 """
 
@@ -55,6 +56,8 @@ def read_lines(spec: TableTask, sample: RowSample | None = None) -> str:
     if layout is not None:
         if layout.boolean:
             lines.append(f"train[{target!r}] = train[{target!r}].astype(int)  # True/False: 1/0")
+        if layout.onehot:
+            lines.append(onehot_line(target, layout.outputs))
         lines.append(
             f"{KEPT} = test[{list(layout.keys)!r}].reset_index(drop=True)  # copied to the "
             "submission"
@@ -82,14 +85,54 @@ def target_source(target: str, targets: tuple[str, ...]) -> str:
     return repr(list(targets)) if targets else repr(target)
 
 
-def per_target_source(targets: tuple[str, ...]) -> str:
-    """After the line that builds ``model``: one copy of it per target (several targets), with
-    the newline before it; "" for one target."""
+PER_LABEL = '''from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.dummy import DummyClassifier
+
+
+class PerLabel(BaseEstimator, ClassifierMixin):
+    """One copy of ``model`` per 0/1 label column; a column with one value in the rows fitted
+    (a rare label, in a fold) gets a constant: no model learns from one class."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, X, y):
+        self.estimators_ = []
+        for column in np.asarray(y).T:
+            model = self.model if len(np.unique(column)) > 1 else DummyClassifier(strategy="prior")
+            self.estimators_.append(clone(model).fit(X, column))
+        self.classes_ = [e.classes_ for e in self.estimators_]
+        return self
+
+    def predict_proba(self, X):
+        return [e.predict_proba(X) for e in self.estimators_]
+
+    def predict(self, X):
+        return np.column_stack([e.predict(X) for e in self.estimators_])'''
+
+
+def per_target_source(targets: tuple[str, ...], classification: bool = False) -> str:
+    """After the line that builds ``model``: one copy of it per target (several targets: a
+    regressor, or ``PerLabel``'s classifier of each 0/1 label), with the newline before it; ""
+    for one target. Each copy fits one target column, so a step that reads the target (a column
+    selection) sees one column as it does on a single-target task."""
     if not targets:
         return ""
+    if classification:
+        wrapped = f"model = PerLabel(model)  # one model per label: {', '.join(targets)}"
+        return f"\n\n\n{PER_LABEL}\n\n\n{wrapped}"
     return (
         "\nfrom sklearn.multioutput import MultiOutputRegressor\n\n"
         f"model = MultiOutputRegressor(model)  # one model per target: {', '.join(targets)}"
+    )
+
+
+def onehot_line(target: str, columns: tuple[str, ...]) -> str:
+    """The line deriving a class target from one-hot training columns (one 1 per row): the
+    name of the column holding the 1, so the class probabilities fill those columns."""
+    return (
+        f"train[{target!r}] = train[{list(columns)!r}].idxmax(axis=1)  # one-hot columns: "
+        "the class of each row"
     )
 
 

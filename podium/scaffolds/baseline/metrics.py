@@ -15,7 +15,9 @@ validate on the task's own metric, the fallback for an unknown name included.
 
 The functions here write the source of three small functions every generated script shares:
 ``metric(y, pred)``, ``predict(model, X)`` and ``scorer(model, X, y)`` (what
-``cross_val_score`` calls), and the lines that build the submission frame.
+``cross_val_score`` calls), and the lines that build the submission frame. With several
+targets (one prediction column each) ``metric`` is the mean of each column's metric, as
+MLE-bench's column-wise graders score (``column-wise ROC AUC``, ``mean-column-wise-rmsle``).
 """
 
 from __future__ import annotations
@@ -298,21 +300,52 @@ EXTRA_IMPORTS = {
 }
 
 
-def metric_source(key: str, prediction: str, n_classes: int = 2) -> str:
+def metric_source(key: str, prediction: str, n_classes: int = 2, columnwise: bool = False) -> str:
     """``def metric(y, pred)``: the task's metric in its own units (y: the true targets).
     The script imports ``METRIC_IMPORTS`` for it; what a rarer metric needs more is imported
-    in the function."""
+    in the function. ``columnwise`` (several targets, one prediction column each): the metric
+    of each column alone, averaged, as MLE-bench's column-wise graders score (a label column
+    with one class in the rows scored has no AUC and is left out); a label ranking's precision
+    ranks each row's labels together."""
     imported = f"\n    {EXTRA_IMPORTS[key]}" if key in EXTRA_IMPORTS else ""
-    return f'''{HELPERS.get(key, "")}def metric(y, pred):
+    if columnwise and key == "label_ranking_average_precision":  # ranks a row's labels together
+        return f'''def metric(y, pred):
+    """The task's metric ({key}) of every label column at once."""{imported}
+    return float(label_ranking_average_precision_score(np.asarray(y) == POSITIVE, pred))'''
+    name = "column_metric" if columnwise else "metric"
+    one = f'''{HELPERS.get(key, "")}def {name}(y, pred):
     """The task's metric ({key}), in its own units."""{imported}
     y = np.asarray(y)
     return float({_metric_expression(key, prediction, n_classes)})'''
+    if not columnwise:
+        return one
+    scored = "range(y.shape[1])"
+    if prediction != "value":  # a label column with one class in these rows has no score
+        scored = "[j for j in range(y.shape[1]) if len(np.unique(y[:, j])) > 1]"
+    return f'''{one}
 
 
-def predict_source(key: str, prediction: str, transform: str, nonnegative: bool = False) -> str:
+def metric(y, pred):
+    """The mean of the metric over the predicted columns, each scored alone."""
+    y, pred = np.asarray(y), np.asarray(pred)
+    scored = {scored}
+    return float(np.mean([column_metric(y[:, j], pred[:, j]) for j in scored]))'''
+
+
+def predict_source(key: str, prediction: str, transform: str, nonnegative: bool = False,
+                   columnwise: bool = False) -> str:  # fmt: skip
     """``def predict(model, X)``: what the submission holds, from a fitted model, and
-    ``def scorer(model, X, y)``: the metric of those predictions (cross-validation calls it)."""
-    if prediction == "classes":
+    ``def scorer(model, X, y)``: the metric of those predictions (cross-validation calls it).
+    ``columnwise`` probabilities: one model per 0/1 label column (``layouts.PER_LABEL``),
+    each giving ``POSITIVE``'s probability (0 where its training rows never had it)."""
+    if prediction == "proba" and columnwise:
+        clip = f".clip({PROBA_FLOOR}, {1 - PROBA_FLOOR})" if key in LOG_LOSSES else ""
+        body = f"""found = model.predict_proba(X)  # one (rows, classes) array per label column
+    return np.column_stack([
+        p[:, list(c).index(POSITIVE)] if POSITIVE in c else np.zeros(len(p))
+        for p, c in zip(found, model.classes_)
+    ]){clip}"""
+    elif prediction == "classes":
         clip = f".clip(lower={PROBA_FLOOR})" if key in LOG_LOSSES else ""
         body = f"""classes = [str(c) for c in model.classes_]
     found = pd.DataFrame(model.predict_proba(X), columns=classes)

@@ -36,13 +36,16 @@ class Layout:
     target, or one probability column per class), ``columns`` the sample's column order, and
     ``boolean`` a True/False target the model fits (and submits) as 0/1. ``future`` > 0: there
     is no test table; the script forecasts that many steps after the last training date (the
-    one key) and submits ``date, target``."""
+    one key) and submits ``date, target``. ``onehot``: the outputs are training columns of 0/1
+    with one 1 per row, one class each; the script derives the target (the class whose column
+    holds the 1) and submits one probability column per class."""
 
     keys: tuple[str, ...]
     outputs: tuple[str, ...]
     columns: tuple[str, ...]
     boolean: bool = False
     future: int = 0
+    onehot: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class ImageSpec:
     train_format: TableFormat = field(default_factory=TableFormat)
     sample_format: TableFormat = field(default_factory=TableFormat)
     zipped: bool = False  # train_dir and test_dir are zip archives (images in any folder)
+    onehot: bool = False  # ``columns`` are one-hot training columns; ``target`` is derived
     kind: str = "image"
 
     @property
@@ -121,6 +125,7 @@ class TextSpec:
     train_format: TableFormat = field(default_factory=TableFormat)
     test_format: TableFormat = field(default_factory=TableFormat)
     layout: Layout | None = None  # None: the sample is ``id, target`` (or class columns)
+    targets: tuple[str, ...] = ()  # several 0/1 labels (``target`` the first): one model each
     kind: str = "text"
 
 

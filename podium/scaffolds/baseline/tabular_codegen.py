@@ -8,7 +8,8 @@ later operators can read their parent's choices back from the code alone. A reci
 budget (``tabular_recipe.sized``) validates on one split, keeps the numeric columns most
 related to the target and samples the training rows it validates and fits on, as its plan
 says. Regression on a log metric fits the log of the target (``TransformedTargetRegressor``)
-and predicts on the original scale.
+and predicts on the original scale. Several targets (regressions or 0/1 labels) get one copy of
+the whole pipeline each, so a column selection reads one target, and validate column by column.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def describe(spec: TabularSpec, recipe: Recipe) -> str:
     params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()) if k != "random_state")
     features = ", ".join(recipe.features) or "none"
     validation = folds_description(holds_out(recipe, spec))
-    target = f"log of {spec.target}" if spec.transform != "none" else spec.target
+    target = ", ".join(spec.targets) if spec.targets else spec.target
+    target = f"log of {target}" if spec.transform != "none" else target
     dates = f", {len(spec.dates)} date" if spec.dates else ""
     return (
         f"{recipe.family.replace('_', ' ')} ({params}) predicting {target} from "
@@ -166,7 +168,8 @@ def render(spec: TabularSpec, recipe: Recipe) -> str:
         else 'OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)'
     )
     params = ", ".join(f"{k}={v!r}" for k, v in sorted(recipe.params.items()))
-    validation = folds_source(classification, holds_out(recipe, spec))
+    several = bool(spec.targets)  # one model per target, scored column by column
+    validation = folds_source(classification and not several, holds_out(recipe, spec))
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
     )
@@ -200,10 +203,10 @@ def add_features(df: pd.DataFrame) -> pd.DataFrame:
     {body}
 
 
-{metric_source(spec.scoring, spec.prediction, spec.classes)}
+{metric_source(spec.scoring, spec.prediction, spec.classes, several)}
 
 
-{predict_source(spec.scoring, spec.prediction, spec.transform)}
+{predict_source(spec.scoring, spec.prediction, spec.transform, columnwise=several)}
 
 
 {before_fit}train, test = add_features(train), add_features(test)
@@ -216,7 +219,7 @@ parts = [("num", numeric, NUMERIC), ("cat", categorical, CATEGORICAL)]
 model = Pipeline([
     ("prepare", ColumnTransformer([p for p in parts if p[2]])),
     ("model", {estimator}({params})),
-]){transform}{per_target_source(spec.targets)}
+]){transform}{per_target_source(spec.targets, classification)}
 
 X, y = train[NUMERIC + CATEGORICAL], train[TARGET]
 {validation}

@@ -5,14 +5,20 @@ character n-grams inside a scikit-learn pipeline (so each validation fold learns
 vocabulary), fits the linear model, validates on the task's metric (5-fold cross-validation,
 one 20% hold-out on large sets), prints ``VALIDATION_METRIC: <value>``, refits on every row and
 writes the submission. A linear SVM has no probabilities: when the metric needs them it is
-wrapped in ``CalibratedClassifierCV``.
+wrapped in ``CalibratedClassifierCV``. Several 0/1 labels (jigsaw's toxicity columns) share the
+TF-IDF features and get one model each (``layouts.PER_LABEL``), scored column by column.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from podium.scaffolds.baseline.layouts import read_lines, submission_lines
+from podium.scaffolds.baseline.layouts import (
+    PER_LABEL,
+    read_lines,
+    submission_lines,
+    target_source,
+)
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
     class_constants,
@@ -36,8 +42,9 @@ def describe(spec: TextSpec, recipe: TextRecipe) -> str:
     grams = [f"word n-grams up to {recipe.words}"] if recipe.words else []
     grams += [f"character n-grams of 2 to {recipe.chars}"] if recipe.chars else []
     validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
+    target = ", ".join(spec.targets) if spec.targets else spec.target
     return (
-        f"{recipe.family.replace('_', ' ')} ({params}) predicting {spec.target} from TF-IDF "
+        f"{recipe.family.replace('_', ' ')} ({params}) predicting {target} from TF-IDF "
         f"{' and '.join(grams)} of {', '.join(spec.text)} (min_df={recipe.min_df}"
         f"{', sublinear tf' if recipe.sublinear_tf else ''}); validated with {validation} on "
         f"{spec.scoring}."
@@ -57,14 +64,23 @@ def _vectorizers(recipe: TextRecipe) -> list[str]:
     return parts or [f'("words", TfidfVectorizer({common}))']
 
 
+def _per_label(several: bool) -> str:
+    """``PerLabel`` (one classifier per 0/1 label, sharing the TF-IDF features) with the blank
+    lines before it, for several labels; "" for one target."""
+    return f"\n\n{PER_LABEL}\n" if several else ""
+
+
 def render(spec: TextSpec, recipe: TextRecipe) -> str:
     model = MODELS[recipe.family]
     params = ", ".join(f"{k}={v!r}" for k, v in sorted(recipe.params.items()))
     estimator = f"{model.estimator}({params})"
     if recipe.family == "linear_svm" and spec.prediction != "label":
         estimator = f"CalibratedClassifierCV({estimator}, cv=3)"  # probabilities for the metric
+    several = bool(spec.targets)  # one classifier per 0/1 label, scored column by column
+    if several:
+        estimator = f"PerLabel({estimator})"
     classification = spec.problem == "classification"
-    folds = folds_source(classification, spec.rows > HOLDOUT_ABOVE_ROWS)
+    folds = folds_source(classification and not several, spec.rows > HOLDOUT_ABOVE_ROWS)
     transform = transform_source(spec.transform)
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
@@ -87,19 +103,19 @@ from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
 {read_lines(spec)}
-ID, TARGET, TEXT = {spec.id_col!r}, {spec.target!r}, {list(spec.text)!r}
+ID, TARGET, TEXT = {spec.id_col!r}, {target_source(spec.target, spec.targets)}, {list(spec.text)!r}
 {constants}
 
 
 def documents(df: pd.DataFrame) -> pd.Series:
     \"\"\"One document per row: the text columns joined by a space.\"\"\"
     return df[TEXT].fillna("").astype(str).agg(" ".join, axis=1)
+{_per_label(several)}
+
+{metric_source(spec.scoring, spec.prediction, spec.classes, several)}
 
 
-{metric_source(spec.scoring, spec.prediction, spec.classes)}
-
-
-{predict_source(spec.scoring, spec.prediction, spec.transform)}
+{predict_source(spec.scoring, spec.prediction, spec.transform, columnwise=several)}
 
 
 features = FeatureUnion([{", ".join(_vectorizers(recipe))}])

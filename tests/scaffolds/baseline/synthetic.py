@@ -478,22 +478,6 @@ def two_targets(root: Path) -> SyntheticTask:
     return dataclasses.replace(task, id="two-targets", name="two-targets")
 
 
-def toxic(root: Path) -> SyntheticTask:
-    """jigsaw-toxic-comment-classification's shape: several 0/1 label columns of one comment,
-    a sample of one probability column per label, scored by the mean column-wise AUC."""
-    rng = random.Random(10)
-    rows = []
-    for i in range(60):
-        toxic, insult = i % 2, i % 3 == 0
-        words = rng.choices(FILLER, k=8) + (rng.choices(INSULTS, k=2) if toxic else [])
-        rows.append({"id": f"{i:016x}", "comment_text": " ".join(words), "toxic": toxic,
-                     "insult": int(insult)})  # fmt: skip
-    frame = pd.DataFrame(rows)
-    sample = frame[["id"]].iloc[-20:].assign(toxic=0.5, insult=0.5)
-    _split(frame, root, "id", ["toxic", "insult"], sample=sample)
-    return _task(root, "toxic", "roc_auc", False)
-
-
 def bitcoin(root: Path) -> SyntheticTask:
     """AIDE's bitcoin-price example: one daily price table (Date, Open, Close, Volume), no test
     set, no sample, and a description that states no horizon."""
@@ -540,7 +524,6 @@ LAYOUT_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
     "renamed": renamed, "two_targets": two_targets, "bitcoin_forecast": bitcoin_forecast,
     "monthly_sales": monthly_sales,
 }  # fmt: skip
-REFUSED_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {"toxic": toxic, "bitcoin": bitcoin}
 KIND = {"adult": "tabular", "ames": "tabular", "bike": "tabular", "seattle": "tabular",
         "digits": "image", "reviews": "text", "employment": "series"}  # fmt: skip
 
@@ -712,3 +695,129 @@ def taxi(root: Path, rows: int = 20_000) -> SyntheticTask:
 SCALE_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
     "leaf": leaf, "wide": wide, "taxi": taxi,
 }  # fmt: skip
+
+
+# --- several prediction columns: independent 0/1 labels, one-hot classes (issue 39) -----------
+# Each maker also writes ``private/test.csv``, the test rows' answers in the sample's columns (as
+# MLE-bench's prepare.py does), so a test can score the submission as the grader would.
+
+TOXIC_LABELS = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
+TOXIC_WORDS = {"toxic": ["idiot", "moron", "stupid"], "severe_toxic": ["scum"],
+               "obscene": ["damn", "crap"], "threat": ["hurt", "destroy"],
+               "insult": ["loser", "clown"], "identity_hate": ["foreigners"]}  # fmt: skip
+
+
+def _answers(root: Path, answers: pd.DataFrame) -> None:
+    private = root / "private"
+    private.mkdir(parents=True)
+    answers.to_csv(private / "test.csv", index=False)
+
+
+def toxic(root: Path, rows: int = 160, n_test: int = 40) -> SyntheticTask:
+    """jigsaw-toxic-comment-classification-challenge's public folder: train.csv ``id,
+    comment_text`` and six 0/1 labels (a comment may have several, most have none), test.csv
+    ``id, comment_text``, sample_submission.csv ``id`` and the six labels at 0.5; scored by the
+    mean column-wise ROC AUC. Each label shows as its own words, with noise."""
+    rng = random.Random(10)
+    records = []
+    for _ in range(rows):
+        labels = {label: int(rng.random() < 0.3) for label in TOXIC_LABELS}
+        words = rng.choices(FILLER, k=10)
+        for label, on in labels.items():
+            if on or rng.random() < 0.05:  # a word now and then without its label
+                words += rng.choices(TOXIC_WORDS[label], k=2)
+        rng.shuffle(words)
+        records.append({"id": f"{rng.getrandbits(64):016x}", "comment_text": " ".join(words),
+                        **labels})  # fmt: skip
+    frame = pd.DataFrame(records)
+    sample = frame[["id"]].iloc[-n_test:].assign(**dict.fromkeys(TOXIC_LABELS, 0.5))
+    _split(frame, root, "id", TOXIC_LABELS, sample=sample, n_test=n_test)
+    _answers(root, frame[["id", *TOXIC_LABELS]].iloc[-n_test:])
+    return _task(root, "toxic", "roc_auc", False)
+
+
+PLANT_CLASSES = ["healthy", "multiple_diseases", "rust", "scab"]
+PLANT_COLOURS = {"healthy": (40, 160, 40), "multiple_diseases": (150, 90, 40),
+                 "rust": (200, 110, 20), "scab": (90, 60, 50)}  # fmt: skip
+
+
+def plant(root: Path, rows: int = 100, n_test: int = 20) -> SyntheticTask:
+    """plant-pathology-2020-fgvc7's labels: train.csv ``image_id`` and four one-hot columns
+    (healthy, multiple_diseases, rust, scab: one 1 per row), test.csv ``image_id``,
+    sample_submission.csv ``image_id`` and the four at 0.25, scored by the mean column-wise ROC
+    AUC. The images lie in train/ and test/ folders (the layout the baseline reads; the real
+    one has one images/ folder), 16x16 RGB JPEGs whose leaf colour tells the class."""
+    from PIL import Image
+
+    rng = np.random.default_rng(11)
+    public = _public(root)
+    classes = np.array(PLANT_CLASSES)[rng.choice(4, rows, p=[0.3, 0.1, 0.3, 0.3])]
+    classes[:8] = PLANT_CLASSES * 2  # every class in training and in every fold
+    ids = [f"Train_{i}" for i in range(rows - n_test)] + [f"Test_{i}" for i in range(n_test)]
+    for name, label in zip(ids, classes, strict=True):
+        folder = public / ("train" if name.startswith("Train") else "test")
+        folder.mkdir(exist_ok=True)
+        pixels = rng.normal(PLANT_COLOURS[label], 25, (16, 16, 3)).clip(0, 255).astype(np.uint8)
+        Image.fromarray(pixels, mode="RGB").save(folder / f"{name}.jpg")
+    onehot = pd.DataFrame({c: (classes == c).astype(int) for c in PLANT_CLASSES})
+    table = pd.concat([pd.DataFrame({"image_id": ids}), onehot], axis=1)
+    train, test = table.iloc[:-n_test], table.iloc[-n_test:]
+    train.to_csv(public / "train.csv", index=False)
+    test[["image_id"]].to_csv(public / "test.csv", index=False)
+    test[["image_id"]].assign(**dict.fromkeys(PLANT_CLASSES, 0.25)).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    _answers(root, test)
+    return _task(root, "plant", "roc_auc", False)
+
+
+SENSORS = ["leak", "overheat", "vibration"]
+
+
+def sensors(root: Path, rows: int = 200, n_test: int = 40) -> SyntheticTask:
+    """A table of machine readings with three independent 0/1 faults (a row may have several),
+    a sample of one probability column per fault in another order (``vibration, id, leak,
+    overheat``), scored by the log loss (column-wise)."""
+    rng = np.random.default_rng(12)
+    pressure, temp, rpm = rng.normal(0, 1, rows), rng.normal(0, 1, rows), rng.normal(0, 1, rows)
+    site = rng.choice(["north", "south"], rows)
+    faults = {"leak": pressure + rng.normal(0, 0.5, rows) < -0.3,
+              "overheat": temp + 0.5 * (site == "south") + rng.normal(0, 0.5, rows) > 0.5,
+              "vibration": rpm + rng.normal(0, 0.5, rows) > 0}  # fmt: skip
+    frame = pd.DataFrame({"id": range(rows), "pressure": pressure.round(3), "temp": temp.round(3),
+                          "rpm": rpm.round(3), "site": site,
+                          **{k: v.astype(int) for k, v in faults.items()}})  # fmt: skip
+    test = frame.iloc[-n_test:]
+    sample = test[["id"]].assign(**dict.fromkeys(SENSORS, 0.5))[["vibration", "id", "leak",
+                                                                 "overheat"]]  # fmt: skip
+    _split(frame, root, "id", SENSORS, sample=sample, n_test=n_test)
+    _answers(root, test[["vibration", "id", "leak", "overheat"]])
+    return _task(root, "sensors", "log_loss", True)
+
+
+def seattle_onehot(root: Path) -> SyntheticTask:
+    """seattle's weather held one-hot in train.csv (one 0/1 column per class, one 1 per row)
+    and asked as one probability column per class, scored by the multiclass log loss."""
+    task = seattle(root)
+    public = task.public_dir
+    train = pd.read_csv(public / "train.csv")
+    onehot = pd.get_dummies(train.pop("weather")).astype(int)[WEATHER]
+    pd.concat([train, onehot], axis=1).to_csv(public / "train.csv", index=False)
+    return dataclasses.replace(task, id="seattle-onehot", name="seattle-onehot")
+
+
+def mixed(root: Path) -> SyntheticTask:
+    """ames' layout whose sample predicts a price and a quality grade (a number and classes)."""
+    task = ames(root)
+    public = task.public_dir
+    test = pd.read_csv(public / "test.csv")
+    test.drop(columns=["Quality"]).to_csv(public / "test.csv", index=False)
+    sample = pd.read_csv(public / "sample_submission.csv")
+    sample.assign(Quality="TA").to_csv(public / "sample_submission.csv", index=False)
+    return dataclasses.replace(task, id="mixed", name="mixed")
+
+
+MULTI_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
+    "toxic": toxic, "plant": plant, "sensors": sensors, "seattle_onehot": seattle_onehot,
+}  # fmt: skip
+REFUSED_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {"mixed": mixed, "bitcoin": bitcoin}

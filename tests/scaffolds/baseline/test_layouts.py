@@ -167,8 +167,9 @@ def test_a_monthly_forecast_steps_by_the_calendar(
 
 def test_what_the_baseline_cannot_do_is_one_line_saying_what_it_needs(tmp_path: Path) -> None:
     cases = {
-        "toxic": r"^the sample submission predicts 2 training columns \(toxic, insult\), classes: "
-        r"the baseline fits several targets only as numbers to regress",
+        "mixed": r"^the sample submission predicts 2 training columns \(SalePrice, Quality\), "
+        r"numbers \(SalePrice\) and classes \(Quality\) mixed: the baseline fits several "
+        r"targets only when every one is a number to regress or every one a 0/1 label",
         "bitcoin": r"^no test set and no sample submission \(tables: BTC-USD\.csv\): the "
         r"baseline needs a test table .* a description stating the horizon .*; the description "
         r"states none$",
