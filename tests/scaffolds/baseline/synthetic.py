@@ -745,8 +745,8 @@ def plant(root: Path, rows: int = 100, n_test: int = 20) -> SyntheticTask:
     """plant-pathology-2020-fgvc7's labels: train.csv ``image_id`` and four one-hot columns
     (healthy, multiple_diseases, rust, scab: one 1 per row), test.csv ``image_id``,
     sample_submission.csv ``image_id`` and the four at 0.25, scored by the mean column-wise ROC
-    AUC. The images lie in train/ and test/ folders (the layout the baseline reads; the real
-    one has one images/ folder), 16x16 RGB JPEGs whose leaf colour tells the class."""
+    AUC. The images lie as the real ones do, training and test together in one images/ folder:
+    16x16 RGB JPEGs whose leaf colour tells the class."""
     from PIL import Image
 
     rng = np.random.default_rng(11)
@@ -755,7 +755,7 @@ def plant(root: Path, rows: int = 100, n_test: int = 20) -> SyntheticTask:
     classes[:8] = PLANT_CLASSES * 2  # every class in training and in every fold
     ids = [f"Train_{i}" for i in range(rows - n_test)] + [f"Test_{i}" for i in range(n_test)]
     for name, label in zip(ids, classes, strict=True):
-        folder = public / ("train" if name.startswith("Train") else "test")
+        folder = public / "images"
         folder.mkdir(exist_ok=True)
         pixels = rng.normal(PLANT_COLOURS[label], 25, (16, 16, 3)).clip(0, 255).astype(np.uint8)
         Image.fromarray(pixels, mode="RGB").save(folder / f"{name}.jpg")
