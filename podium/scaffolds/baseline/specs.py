@@ -121,6 +121,7 @@ class TextSpec:
     train_format: TableFormat = field(default_factory=TableFormat)
     test_format: TableFormat = field(default_factory=TableFormat)
     layout: Layout | None = None  # None: the sample is ``id, target`` (or class columns)
+    chars: int = 0  # characters per document, the mean over the analysed rows (0: unknown)
     kind: str = "text"
 
 

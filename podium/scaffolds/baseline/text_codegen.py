@@ -10,8 +10,7 @@ wrapped in ``CalibratedClassifierCV``.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
+from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.layouts import read_lines, submission_lines
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
@@ -25,9 +24,7 @@ from podium.scaffolds.baseline.metrics import (
 )
 from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.specs import TextSpec
-from podium.scaffolds.baseline.text_recipe import MODELS, TextRecipe
-
-HOLDOUT_ABOVE_ROWS = 20_000  # cross-validate fewer documents; one hold-out split beyond
+from podium.scaffolds.baseline.text_recipe import MODELS, TextRecipe, holds_out
 
 
 def describe(spec: TextSpec, recipe: TextRecipe) -> str:
@@ -35,17 +32,23 @@ def describe(spec: TextSpec, recipe: TextRecipe) -> str:
     params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()))
     grams = [f"word n-grams up to {recipe.words}"] if recipe.words else []
     grams += [f"character n-grams of 2 to {recipe.chars}"] if recipe.chars else []
-    validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
+    validation = folds_description(holds_out(recipe, spec))
+    given_up = [f"{recipe.sample} sampled documents"] if recipe.sample else []
+    given_up += [f"the {recipe.max_features} most frequent n-grams"] if recipe.max_features else []
+    sizing = f"; fitted on {' and '.join(given_up)}" if given_up else ""
     return (
         f"{recipe.family.replace('_', ' ')} ({params}) predicting {spec.target} from TF-IDF "
         f"{' and '.join(grams)} of {', '.join(spec.text)} (min_df={recipe.min_df}"
-        f"{', sublinear tf' if recipe.sublinear_tf else ''}); validated with {validation} on "
-        f"{spec.scoring}."
+        f"{', sublinear tf' if recipe.sublinear_tf else ''}){sizing}; validated with "
+        f"{validation} on {spec.scoring}."
     )
 
 
 def _vectorizers(recipe: TextRecipe) -> list[str]:
     common = f"min_df={recipe.min_df}, sublinear_tf={recipe.sublinear_tf}"
+    if recipe.max_features:  # each vectoriser keeps its share of the most frequent n-grams
+        share = recipe.max_features // (bool(recipe.words) + bool(recipe.chars) or 1)
+        common += f", max_features={share}"
     parts = []
     if recipe.words:
         parts.append(f'("words", TfidfVectorizer(ngram_range=(1, {recipe.words}), {common}))')
@@ -64,7 +67,7 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
     if recipe.family == "linear_svm" and spec.prediction != "label":
         estimator = f"CalibratedClassifierCV({estimator}, cv=3)"  # probabilities for the metric
     classification = spec.problem == "classification"
-    folds = folds_source(classification, spec.rows > HOLDOUT_ABOVE_ROWS)
+    folds = folds_source(classification, holds_out(recipe, spec))
     transform = transform_source(spec.transform)
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
@@ -75,7 +78,8 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
         "predict(model, X_test)",
         submission_source(spec.prediction, "test[ID]", spec.target, "X_test"),
     )
-    return f"""{recipe_line("text", asdict(recipe))}
+    sample = f"\n{budget.sample_line(recipe.sample)}" if recipe.sample else ""
+    return f"""{recipe_line("text", recipe.fields())}
 import numpy as np
 import pandas as pd
 from sklearn.calibration import CalibratedClassifierCV
@@ -86,7 +90,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
-{read_lines(spec)}
+{read_lines(spec)}{sample}
 ID, TARGET, TEXT = {spec.id_col!r}, {spec.target!r}, {list(spec.text)!r}
 {constants}
 
