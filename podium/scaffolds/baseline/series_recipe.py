@@ -163,8 +163,11 @@ def sized(recipe: SeriesRecipe, spec: SeriesSpec, limit: float) -> SeriesRecipe:
     with its design matrix in ``budget.MEMORY_BYTES``; at sizing's floors when even that does
     not fit. In order: fewer forecast origins per series (the latest, down to
     ``MIN_HISTORY``), then a random sample of the series to fit on (down to ``MIN_SERIES``;
-    every series is still forecast). A recipe within the limit is returned unchanged."""
+    every series is still forecast). A recipe within the limit, or a simple forecaster (it
+    fits nothing), is returned unchanged."""
     r = recipe
+    if r.family not in LEARNED:
+        return r
     for _ in range(16):
         cost = seconds(r, spec)
         share = min(0.9, limit / cost, memory_share(r, spec))
