@@ -168,9 +168,9 @@ def _width(recipe: Recipe, spec: TabularSpec) -> int:
 
 def seconds(recipe: Recipe, spec: TabularSpec) -> float:
     """The script's cost on one core (``budget``): preparing the rows it fits on, validating
-    (5 folds of 80% of them, or one) and the final fit."""
+    (5 folds of 80% of them, or one) and the final fit, of one model per target."""
     rows = fitted_rows(recipe, spec)
-    fits = 1.8 if holds_out(recipe, spec) else 5.0
+    fits = (1.8 if holds_out(recipe, spec) else 5.0) * max(1, len(spec.targets))
     width = _width(recipe, spec)
     fit = budget.fit_seconds(recipe.family, recipe.params, rows, width, spec.classes)
     return budget.read_seconds(rows, len(spec.features) + 2, len(spec.dates)) + fits * fit

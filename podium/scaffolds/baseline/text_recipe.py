@@ -227,8 +227,10 @@ def _grow(r: TextRecipe, spec: TextSpec, rng: random.Random) -> tuple[TextRecipe
         rows = 0 if r.sample * 2 >= spec.rows else r.sample * 2
         options.append((replace(r, sample=rows), f"fit on {rows or 'all'} documents"))
     if r.max_features:
-        options.append((replace(r, max_features=r.max_features * 2),
-                        f"keep the {r.max_features * 2} most frequent n-grams"))  # fmt: skip
+        doubled = r.max_features * 2
+        terms = 0 if doubled >= vocabulary(replace(r, max_features=0), spec) else doubled
+        why = f"keep the {terms} most frequent n-grams" if terms else "keep every n-gram"
+        options.append((replace(r, max_features=terms), why))
     if r.holdout and spec.rows <= HOLDOUT_ABOVE_ROWS:
         options.append((replace(r, holdout=False), "validate with 5-fold cross-validation"))
     fits = [(new, why) for new, why in options if sized(new, spec, budget.GROW_SECONDS) == new]
