@@ -38,6 +38,7 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SyntheticTask]:
         "digits": synthetic.digits(tmp_path_factory.mktemp("digits")),
         "cactus": synthetic.cactus(tmp_path_factory.mktemp("cactus")),
         "employment": synthetic.employment(tmp_path_factory.mktemp("employment"), n_series=12),
+        "two_targets": synthetic.two_targets(tmp_path_factory.mktemp("two_targets")),
     }
 
 
@@ -124,6 +125,18 @@ def test_taxi_sized_script_samples_rows_on_one_thread(
     assert "threadpool_limits(1)" in code
     rmse = synthetic.run(code, tasks["taxi"], tmp_path)
     assert 0 < rmse < 3.0  # the fare's noise alone is about 1
+
+
+def test_two_targets_cost_one_model_each(tasks: dict[str, SyntheticTask]) -> None:
+    spec = replace(synthetic.spec_of(tasks["two_targets"], TabularSpec), rows=5_000_000)
+    assert spec.targets == ("SalePrice", "Rooms")
+    one = replace(spec, targets=())
+    plain = today("hist_gradient_boosting", spec)
+    assert recipes.seconds(plain, spec) > 1.8 * recipes.seconds(plain, one)
+    first = recipes.draft(spec, 0, random.Random(0))
+    assert recipes.seconds(first, spec) <= budget.DRAFT_SECONDS
+    alone = recipes.draft(one, 0, random.Random(0))  # one target: gives up less
+    assert recipes.seconds(first, one) < recipes.seconds(alone, one) <= budget.DRAFT_SECONDS
 
 
 def test_text_drafts_on_a_million_documents_sample_them_and_cap_the_vocabulary(
