@@ -598,6 +598,13 @@ def _tabular(
     )
 
 
+def _document_chars(train: pd.DataFrame, prose: tuple[str, ...]) -> int:
+    """Mean characters of a document (the text columns joined): what sizing's cost of TF-IDF
+    n-grams grows with."""
+    lengths = train[list(prose)].fillna("").astype(str).agg(" ".join, axis=1).str.len()
+    return round(float(lengths.mean())) if len(lengths) else 0
+
+
 def _text(
     train: pd.DataFrame,
     read: Reading,
@@ -624,6 +631,7 @@ def _text(
         classes=int(y.nunique()) if problem == "classification" else 0,
         columns=columns,
         transform=transform if problem == "regression" else "none",
+        chars=_document_chars(train, prose),
     )
 
 

@@ -5,8 +5,10 @@ about ``DRAFT_SECONDS`` of one core (node 1 in a few minutes on 2 cores, whateve
 a later node may grow up to ``GROW_SECONDS``, and no script may hold more than
 ``MEMORY_BYTES`` of model data. The coefficients were measured on scikit-learn 1.x, one thread,
 on synthetic tables shaped like MLE-bench's leaf-classification (99 classes), a 2,000-column
-table and the taxi-fare table (see perf/baseline_scale.py); they are meant to be right within
-a factor of about two, which is all a budget needs.
+table and the taxi-fare table, and for the other kinds on TF-IDF corpora of 20,000-100,000
+documents, 32x32 RGB and 8x8 greyscale images and monthly series (see perf/baseline_scale.py
+and perf/README.md); they are meant to be right within a factor of about two (over rather
+than under), which is all a budget needs.
 """
 
 from __future__ import annotations
@@ -98,3 +100,113 @@ def rows_in_memory(width: int, strings: int) -> int:
     ``COPIES`` times over, plus ``strings`` string values per row in the frame."""
     per_row = 8 * width * COPIES + OBJECT_BYTES * strings
     return MEMORY_BYTES // max(per_row, 1)
+
+
+# --- text: TF-IDF n-grams and a linear model ---------------------------------------------------
+
+DOCUMENT_CHARS = 500  # characters per document when the spec does not say (a review, a post)
+PER_CHAR_WORDS = 2e-7  # tokenising and counting one character of text, per word n-gram length
+PER_CHAR_CHARS = 2.5e-7  # ... per character n-gram length (char_wb 2..n: n - 1 lengths)
+GRAMS_WORDS = 0.18  # n-grams (matrix entries) per character of text, per word n-gram length
+GRAMS_CHARS = 0.4  # ... per character n-gram length
+PER_GRAM: dict[str, float] = {  # one fit, per n-gram entry of the TF-IDF matrix (one class)
+    "logistic": 1e-6, "linear_svm": 1e-6, "naive_bayes": 3e-8, "ridge": 3e-7, "linear_svr": 3e-7,
+}  # fmt: skip
+PER_TERM_CLASS = 2e-6  # a multi-class linear model's passes over its coefficients, per term
+VOCABULARY_SHARE = 0.1  # distinct terms kept (min_df >= 2) per n-gram entry, at most
+GRAM_BYTES = 120  # counting one n-gram: index arrays, the vocabulary's share, the CSR copies
+CHAR_BYTES = 4  # one character of text: the frame's string and the joined document
+
+
+def text_grams(chars: int, words: int, lengths: int) -> float:
+    """TF-IDF matrix entries of ``chars`` characters of text: word n-grams up to ``words``,
+    ``lengths`` character n-gram lengths."""
+    return chars * (GRAMS_WORDS * words + GRAMS_CHARS * lengths)
+
+
+def text_seconds(
+    family: str, chars: int, words: int, lengths: int, vocabulary: float, classes: int
+) -> float:
+    """Vectorising ``chars`` characters and one fit of ``family`` on the matrix, whose
+    ``vocabulary`` terms a multi-class model carries once per class."""
+    vectorise = chars * (PER_CHAR_WORDS * words + PER_CHAR_CHARS * lengths)
+    per_class = classes if classes > 2 else 1
+    fit = PER_GRAM.get(family, 0.0) * text_grams(chars, words, lengths) * per_class
+    if classes > 2 and family != "naive_bayes":
+        fit += PER_TERM_CLASS * vocabulary * classes
+    return vectorise + fit
+
+
+def text_bytes(chars: int, words: int, lengths: int) -> float:
+    """Memory of vectorising ``chars`` characters of text (the peak: every n-gram is counted
+    before ``min_df`` or ``max_features`` prune the vocabulary)."""
+    return chars * CHAR_BYTES + text_grams(chars, words, lengths) * GRAM_BYTES
+
+
+# --- images: pixels, PCA and a classifier ------------------------------------------------------
+
+PER_IMAGE_READ = 2e-4  # opening and decoding one image (from a folder or a zip)
+PER_PIXEL_READ = 4e-8  # converting and resizing, per pixel value
+PER_PIXEL_PCA = 3e-9  # PCA: rows x pixels x components
+PER_PAIR_SVC = 1.5e-9  # an RBF SVM: rows^2 x columns (x 4 with Platt-scaled probabilities)
+PER_MAC_MLP = 5e-11  # an MLP: rows x weights x passes
+PIXEL_BYTES = 20  # one pixel value held: float32, in about five copies (list, stack, folds)
+
+
+def image_read_seconds(images: int, pixels: int) -> float:
+    return images * (PER_IMAGE_READ + PER_PIXEL_READ * pixels)
+
+
+def image_fit_seconds(
+    family: str, params: dict[str, Any], rows: int, pixels: int, pca: int, classes: int
+) -> float:
+    """One fit of an image pipeline (PCA to ``pca`` components when set, then ``family``) on
+    ``rows`` images of ``pixels`` values, and the prediction of a quarter as many."""
+    width = min(pca, pixels) if pca else pixels
+    reduce = PER_PIXEL_PCA * rows * pixels * width if pca else 0.0
+    if family == "svc":
+        probability = 4 if params.get("probability") else 1
+        return reduce + PER_PAIR_SVC * rows * rows * width * probability
+    if family == "mlp":
+        hidden = int(params.get("hidden_layer_sizes", [100])[0])
+        weights = (width + max(classes, 2)) * hidden
+        return reduce + PER_MAC_MLP * rows * weights * int(params.get("max_iter", 200))
+    tabular = {"logistic": "linear"}.get(family, family)
+    return reduce + fit_seconds(tabular, params, rows, width, max(classes, 2))
+
+
+def image_bytes(images: int, pixels: int) -> float:
+    return images * pixels * PIXEL_BYTES
+
+
+# --- series: regressions on lag features ----------------------------------------------------
+
+PER_DESIGN_CALL = 3e-6  # building one feature column for every series at one origin and horizon
+PER_DESIGN_CELL = 2e-8  # ... per value
+DESIGN_BYTES = 24  # one design value: the list of blocks, their stack and the model's copy
+SERIES_FITS = 0.4
+"""A series model's fit, as a share of the tabular coefficients' estimate: regressions on a
+few dozen dense lag columns (measured, 300 monthly series: forests 69 CPU s for 236
+estimated, histogram boosting 11 for 38)."""
+
+
+def series_seconds(
+    family: str, params: dict[str, Any], calls: int, rows: int, columns: int, models: int
+) -> float:
+    """Building ``rows`` x ``columns`` design values in ``calls`` (origin, horizon) steps and
+    fitting ``models`` models of ``family`` on them (one per horizon, or one)."""
+    design = calls * columns * PER_DESIGN_CALL + rows * columns * PER_DESIGN_CELL
+    each = rows // max(models, 1)
+    if family == "ridge":
+        return design + models * fit_seconds("linear", {}, each, columns, 0)
+    if family == "random_forest":
+        each = int(each * float(params.get("max_samples", 1.0)))
+    return design + SERIES_FITS * models * fit_seconds(family, params, each, columns, 0)
+
+
+def sample_line(rows: int) -> str:
+    """The line a sized image, text or series script samples its training table with, right
+    after reading it (the tabular script writes the same line)."""
+    return (
+        f"train = train.sample(n=min(len(train), {rows}), random_state=0)  # fit within the budget"
+    )

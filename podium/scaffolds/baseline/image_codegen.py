@@ -11,9 +11,8 @@ class target whose probabilities fill those columns.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
-from podium.scaffolds.baseline.image_recipe import MODELS, ImageRecipe
+from podium.scaffolds.baseline import budget
+from podium.scaffolds.baseline.image_recipe import MODELS, ImageRecipe, holds_out
 from podium.scaffolds.baseline.layouts import onehot_line
 from podium.scaffolds.baseline.metrics import (
     METRIC_IMPORTS,
@@ -28,7 +27,6 @@ from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.specs import ImageSpec
 from podium.scaffolds.baseline.tables import read_source
 
-HOLDOUT_ABOVE_ROWS = 2_000  # cross-validate fewer images; one hold-out split beyond
 LOAD_FOLDER = """def load(folder, ids):
     \"\"\"Every image as one row of pixels in [0, 1].\"\"\"
     rows = []
@@ -55,10 +53,11 @@ def describe(spec: ImageSpec, recipe: ImageRecipe) -> str:
     pixels = f"{width}x{height} {'greyscale' if spec.mode == 'L' else 'RGB'} pixels"
     handling = ", standardised" if recipe.standardize else ""
     handling += f", reduced to {recipe.pca} principal components" if recipe.pca else ""
-    validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
+    validation = folds_description(holds_out(recipe, spec))
+    sizing = f"; fitted on {recipe.sample} sampled training images" if recipe.sample else ""
     return (
         f"{recipe.family.replace('_', ' ')} ({params}) classifying {spec.target} from "
-        f"{pixels}{handling}; validated with {validation} on {spec.scoring}."
+        f"{pixels}{handling}{sizing}; validated with {validation} on {spec.scoring}."
     )
 
 
@@ -74,7 +73,7 @@ def render(spec: ImageSpec, recipe: ImageRecipe) -> str:
         )
     params = ", ".join(f"{k}={v!r}" for k, v in sorted(recipe.params.items()))
     steps.append(f'("model", {model.estimator}({params}))')
-    folds = folds_source(True, spec.rows > HOLDOUT_ABOVE_ROWS)
+    folds = folds_source(True, holds_out(recipe, spec))
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
     )
@@ -84,7 +83,8 @@ def render(spec: ImageSpec, recipe: ImageRecipe) -> str:
         train_read += "\n" + onehot_line(spec.target, spec.columns)
     sample_read = read_source(spec.sample_file, spec.sample_format)
     imports = "import warnings\n" + ("import zipfile\n" if spec.zipped else "")
-    return f"""{recipe_line("image", asdict(recipe))}
+    sample = f"\n{budget.sample_line(recipe.sample)}" if recipe.sample else ""
+    return f"""{recipe_line("image", recipe.fields())}
 {imports}
 import numpy as np
 import pandas as pd
@@ -98,7 +98,7 @@ from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)  # a capped number of passes
-train = {train_read}
+train = {train_read}{sample}
 sample = {sample_read}  # its ids are the test images
 ID, TARGET = {spec.id_col!r}, {spec.target!r}
 SIZE, MODE, SUFFIX = {spec.size!r}, {spec.mode!r}, {spec.suffix!r}

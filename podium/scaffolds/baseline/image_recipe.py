@@ -8,6 +8,10 @@ choice: a hyperparameter, the number of principal components (or adding / droppi
 standardisation, or the model. Debug falls back to a linear model on few components, then to
 a constant prediction. Crossover keeps the fitter parent's model and takes the other's pixel
 handling (PCA and standardisation).
+
+Many images are sized (:func:`sized`, issue 39): a draft costs at most
+``budget.DRAFT_SECONDS``, a later node ``budget.GROW_SECONDS``, and the pixels a script holds
+stay within ``budget.MEMORY_BYTES``; a sized recipe may grow back (:func:`_grow`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import ImageSpec
 
 
@@ -52,10 +58,22 @@ class ImageRecipe:
     params: dict[str, Any] = field(default_factory=dict)
     pca: int = 0  # principal components kept (0: every pixel)
     standardize: bool = False
+    # Sizing (see :func:`sized`): what many images give up to fit a budget.
+    holdout: bool = False  # one 20% hold-out split instead of 5 folds, whatever the images
+    sample: int = 0  # load, validate and fit at most this many training images (0: all of them)
 
     @classmethod
     def from_fields(cls, data: dict[str, Any]) -> ImageRecipe:
         return cls(**data)
+
+    def fields(self) -> dict[str, Any]:
+        return unsized_fields(self, SIZING)
+
+
+SIZING = {"holdout": False, "sample": 0}  # the sizing fields and their defaults
+HOLDOUT_ABOVE_ROWS = 2_000  # cross-validate fewer images; one hold-out split beyond
+MIN_ROWS = 2_000  # sizing keeps at least this many images (unless memory allows fewer)
+TEST_SHARE = 0.25  # test images per training image, to load and predict (the sample's unknown)
 
 
 def default_params(family: str, spec: ImageSpec) -> dict[str, Any]:
@@ -72,12 +90,64 @@ def _start(family: str, spec: ImageSpec) -> ImageRecipe:
     return ImageRecipe(family, default_params(family, spec), model.pca, model.standardize)
 
 
+# --- sizing ----------------------------------------------------------------------------------
+
+
+def holds_out(recipe: ImageRecipe, spec: ImageSpec) -> bool:
+    """Whether the script validates on one hold-out split: many images, or a sized recipe."""
+    return recipe.holdout or spec.rows > HOLDOUT_ABOVE_ROWS
+
+
+def fitted_rows(recipe: ImageRecipe, spec: ImageSpec) -> int:
+    return min(spec.rows, recipe.sample) if recipe.sample else spec.rows
+
+
+def seconds(recipe: ImageRecipe, spec: ImageSpec) -> float:
+    """The script's cost on one core: loading the training and test images, fitting 5 folds of
+    80% of the training images (or one) and the final fit."""
+    rows = fitted_rows(recipe, spec)
+    fits = 1.8 if holds_out(recipe, spec) else 5.0
+    read = budget.image_read_seconds(int(rows + TEST_SHARE * spec.rows), spec.pixels)
+    fit = budget.image_fit_seconds(
+        recipe.family, recipe.params, rows, spec.pixels, recipe.pca, spec.classes
+    )
+    return read + fits * fit
+
+
+def memory_rows(spec: ImageSpec) -> int:
+    """The most training images whose pixels (with the test images') fit the memory budget."""
+    room = budget.MEMORY_BYTES - budget.image_bytes(int(TEST_SHARE * spec.rows), spec.pixels)
+    return max(int(room // budget.image_bytes(1, spec.pixels)), MIN_ROWS)
+
+
+def sized(recipe: ImageRecipe, spec: ImageSpec, limit: float) -> ImageRecipe:
+    """``recipe``, giving up as little as it takes to cost at most ``limit`` seconds of one core
+    and to hold its pixels in ``budget.MEMORY_BYTES``; at sizing's floors when even that does
+    not fit. In order: a sample of the images that fits memory, one hold-out split instead of 5
+    folds, a sample down to ``MIN_ROWS`` images. A recipe within the limit is returned
+    unchanged, so tasks that fit (every bundled one) are written as before sizing existed."""
+    r = recipe
+    cap = memory_rows(spec)
+    if fitted_rows(r, spec) > cap:
+        r = replace(r, sample=cap)
+    if seconds(r, spec) > limit and not holds_out(r, spec):
+        r = replace(r, holdout=True)
+    floor = min(MIN_ROWS, spec.rows)
+    for _ in range(8):
+        rows, cost = fitted_rows(r, spec), seconds(r, spec)
+        if cost <= limit or rows <= floor:
+            break
+        r = replace(r, sample=max(floor, int(rows * min(0.9, (limit / cost) ** 0.5))))
+    return r
+
+
 def draft(spec: ImageSpec, index: int, rng: random.Random) -> ImageRecipe:
-    """The ``index``-th draft: the families in turn; past the first round, other pixel handling."""
+    """The ``index``-th draft: the families in turn; past the first round, other pixel
+    handling; sized to ``budget.DRAFT_SECONDS``."""
     recipe = _start(DRAFT_ORDER[index % len(DRAFT_ORDER)], spec)
     if index >= len(DRAFT_ORDER):
         recipe = replace(recipe, pca=rng.choice([p for p in PCA_CHOICES if p != recipe.pca]))
-    return recipe
+    return sized(recipe, spec, budget.DRAFT_SECONDS)
 
 
 # --- improve ---------------------------------------------------------------------------------
@@ -133,13 +203,31 @@ def _switch(r: ImageRecipe, spec: ImageSpec, rng: random.Random) -> tuple[ImageR
     return new, f"switch the model from {r.family} to {family}"
 
 
+def _grow(r: ImageRecipe, spec: ImageSpec, rng: random.Random) -> tuple[ImageRecipe, str] | None:
+    """Take back part of what sizing gave up: twice the images, or 5 folds again, when the
+    result still fits ``budget.GROW_SECONDS`` and memory."""
+    options: list[tuple[ImageRecipe, str]] = []
+    if r.sample:
+        rows = 0 if r.sample * 2 >= spec.rows else r.sample * 2
+        options.append((replace(r, sample=rows), f"fit on {rows or 'all'} training images"))
+    if r.holdout and spec.rows <= HOLDOUT_ABOVE_ROWS:
+        options.append((replace(r, holdout=False), "validate with 5-fold cross-validation"))
+    fits = [(new, why) for new, why in options if sized(new, spec, budget.GROW_SECONDS) == new]
+    return rng.choice(fits) if fits else None
+
+
 def improve(parent: ImageRecipe, spec: ImageSpec, rng: random.Random) -> tuple[ImageRecipe, str]:
-    """Change one choice of ``parent``: mostly a hyperparameter or the pixel handling."""
+    """Change one choice of ``parent``: mostly a hyperparameter or the pixel handling. A sized
+    parent may also take back part of what it gave up (:func:`_grow`); a child beyond
+    ``budget.GROW_SECONDS`` or memory is sized."""
     moves: list[tuple[Move, float]] = [(_tune, 0.4), (_pca, 0.3), (_switch, 0.2),
                                        (_standardize, 0.1)]  # fmt: skip
     if parent.family not in TUNING:  # a constant prediction: nothing to tune, change the model
         moves = [(_switch, 1.0)]
-    return one_move(moves, parent, spec, rng, _switch)
+    if parent.holdout or parent.sample:  # a sized recipe may grow back
+        moves.append((_grow, 0.3))
+    child, why = one_move(moves, parent, spec, rng, _switch)
+    return sized(child, spec, budget.GROW_SECONDS), why
 
 
 def crossover(
@@ -147,7 +235,8 @@ def crossover(
 ) -> tuple[ImageRecipe, str] | None:
     """The fitter parent's model and hyperparameters, the other's pixel handling (PCA and
     standardisation); ``None`` when that handling is the fitter parent's already."""
-    child = replace(fitter, pca=other.pca, standardize=other.standardize)
+    child = sized(replace(fitter, pca=other.pca, standardize=other.standardize), spec,
+                  budget.GROW_SECONDS)  # fmt: skip
     if child == fitter:
         return None
     taken = [f"{other.pca} principal components" if other.pca else "every pixel (no PCA)"]
@@ -159,6 +248,8 @@ def crossover(
 def debug(parent: ImageRecipe | None, spec: ImageSpec) -> tuple[ImageRecipe, str]:
     """Fall back to something simpler: a linear model on 30 components, then a constant."""
     simple = replace(_start("logistic", spec), pca=30 if spec.pixels > 30 else 0)
+    simple = sized(simple, spec, budget.DRAFT_SECONDS)
     if parent != simple:
         return simple, "fall back to a plain logistic regression on a few principal components"
-    return _start("dummy", spec), "fall back to a constant prediction, which cannot fail"
+    dummy = sized(_start("dummy", spec), spec, budget.DRAFT_SECONDS)
+    return dummy, "fall back to a constant prediction, which cannot fail"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from podium.scaffolds.baseline.budget import sample_line
 from podium.scaffolds.baseline.specs import Layout, TableFormat
 from podium.scaffolds.baseline.tables import RowSample, read_source
 
@@ -44,11 +45,8 @@ def read_lines(spec: TableTask, sample: RowSample | None = None) -> str:
     layout, target = spec.layout, spec.target
     lines = [f"train = {read_source(spec.train_file, spec.train_format, sample)}"]
     if sample is not None:
-        lines[0] += f"  # read in chunks of {sample.chunk} rows"
-        lines.append(
-            f"train = train.sample(n=min(len(train), {sample.keep}), random_state=0)"
-            f"  # {sample.keep} of {sample.rows} rows: fit within the budget"
-        )
+        lines[0] += f"  # {sample.chunk} rows at a time"
+        lines.append(sample_line(sample.keep))
     if layout is not None and layout.future:
         lines += _future_lines(layout.keys[0], layout.future)
     else:

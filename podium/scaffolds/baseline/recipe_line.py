@@ -8,6 +8,7 @@ written before other kinds existed: it is a tabular recipe.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 RECIPE_MARK = "# podium-baseline recipe: "
@@ -15,6 +16,13 @@ RECIPE_MARK = "# podium-baseline recipe: "
 
 def recipe_line(kind: str, fields: dict[str, Any]) -> str:
     return RECIPE_MARK + json.dumps({"kind": kind, **fields}, sort_keys=True)
+
+
+def unsized_fields(recipe: Any, sizing: dict[str, Any]) -> dict[str, Any]:
+    """A recipe dataclass's fields for its line, those of ``sizing`` (name: default, what a
+    large task gives up to fit a budget) only where set: a recipe that gives nothing up is
+    written as before sizing existed."""
+    return {k: v for k, v in asdict(recipe).items() if k not in sizing or v != sizing[k]}
 
 
 def read_line(code: str) -> tuple[str, dict[str, Any]] | None:

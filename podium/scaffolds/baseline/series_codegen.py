@@ -10,14 +10,15 @@ forecasts the test dates from the whole history and writes one value per test id
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from podium.scaffolds.baseline.layouts import read_lines, submission_lines
 from podium.scaffolds.baseline.metrics import METRIC_IMPORTS, metric_source
 from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.series_recipe import LEARNED, MODELS, SeriesRecipe, warmup
 from podium.scaffolds.baseline.specs import SeriesSpec
 
+LEARNED_ROWS = """            X, base, level = design(history, origin, h)
+            rows[h][0].append(X)
+            rows[h][1].append((history[:, origin + h] - base) / level)"""
 TREES = ("hist_gradient_boosting", "random_forest")  # they get the series' number as a feature
 
 SIMPLE_FORECASTS = {
@@ -70,6 +71,19 @@ def forecast(history, horizon):
             X_new, base, level = design(history, last, h)
             out[:, h - 1] = base + model.predict(X_new) * level
     return out'''
+SAMPLED_ROWS = """            X, base, level = design(fit, origin, h)
+            rows[h][0].append(X)
+            rows[h][1].append((fit[:, origin + h] - base) / level)"""
+SAMPLED_FIT = """    last = history.shape[1] - 1
+    fit = history[np.random.default_rng(0).permutation(len(history))[:SAMPLE]]  # fitted series
+"""
+
+
+def _sampled(source: str) -> str:
+    """``LEARNED_FORECAST`` fitting on ``SAMPLE`` series drawn at random, forecasting every
+    one (a sized recipe)."""
+    source = source.replace("    last = history.shape[1] - 1\n", SAMPLED_FIT, 1)
+    return source.replace(LEARNED_ROWS, SAMPLED_ROWS, 1)
 
 
 def describe(spec: SeriesSpec, recipe: SeriesRecipe) -> str:
@@ -88,6 +102,8 @@ def describe(spec: SeriesSpec, recipe: SeriesRecipe) -> str:
     features += [f"season of {spec.period}"] if recipe.calendar and spec.period > 1 else []
     fitting = "one model per horizon" if recipe.per_horizon else "one model, horizon as a feature"
     history = f"the latest {recipe.history} origins" if recipe.history else "every origin"
+    if recipe.sample:
+        history += f" of {recipe.sample} sampled series"
     return (
         f"{MODELS[recipe.family].estimator} ({params}) direct multi-horizon regression of "
         f"{spec.target} {spec.horizon} steps ahead {window}: {', '.join(features)}, scaled by "
@@ -125,11 +141,18 @@ def _forecaster(spec: SeriesSpec, recipe: SeriesRecipe) -> tuple[str, str]:
         f"LAGS, WINDOWS, HISTORY = {recipe.lags}, {list(recipe.windows)!r}, {recipe.history}\n"
         f"SEASONAL, CALENDAR, PER_HORIZON = {recipe.seasonal}, {recipe.calendar}, "
         f"{recipe.per_horizon}\n"
-        f"SERIES_ID = {recipe.family in TREES}  # trees can tell series apart by number\n"
-        f"WARMUP = {warmup(recipe, spec)}  # the first origin with every feature defined\n\n\n"
+        f"SERIES_ID = {recipe.family in TREES and not recipe.sample}"
+        "  # trees can tell series apart by number\n"
+        f"WARMUP = {warmup(recipe, spec)}  # the first origin with every feature defined\n"
+        + (
+            f"SAMPLE = {recipe.sample}  # series to fit on, within the budget\n"
+            if recipe.sample
+            else ""
+        )
+        + "\n\n"
         f"def make_model():\n    return {estimator}\n\n\n"
     )
-    return imports, constants + LEARNED_FORECAST
+    return imports, constants + (_sampled(LEARNED_FORECAST) if recipe.sample else LEARNED_FORECAST)
 
 
 def render(spec: SeriesSpec, recipe: SeriesRecipe) -> str:
@@ -139,7 +162,7 @@ def render(spec: SeriesSpec, recipe: SeriesRecipe) -> str:
     clip = "np.clip(f(history, horizon), 0, None)" if spec.nonnegative else "f(history, horizon)"
     standard = f"submission = pd.DataFrame({{ID: test[ID], {spec.target!r}: values}})"
     submission = submission_lines(spec.layout, "value", "values", standard)
-    return f"""{recipe_line("series", asdict(recipe))}
+    return f"""{recipe_line("series", recipe.fields())}
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits

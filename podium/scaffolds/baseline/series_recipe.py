@@ -15,6 +15,10 @@ Drafts alternate simple and learned families; improve changes one choice (a hype
 the lags, a window, the seasonal or calendar features, the training history, per-horizon
 models, the family); debug falls back to the seasonal naive forecast, then to the last value;
 crossover keeps the fitter parent's model and takes the other's features.
+
+A learned family on many or long series is sized (:func:`sized`, issue 39): a draft costs at
+most ``budget.DRAFT_SECONDS``, a later node ``budget.GROW_SECONDS``, and its design matrix
+stays within ``budget.MEMORY_BYTES``; a sized recipe may grow back (:func:`_grow`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import SeriesSpec
 
 
@@ -80,10 +86,19 @@ class SeriesRecipe:
     per_horizon: bool = False  # one model per horizon, rather than h as a feature
     history: int = 60  # forecast origins per series to train on, the latest (0: all): the
     # recent past is the best guide to the next year when the dynamics change (a recession)
+    sample: int = 0  # sizing: fit on this many series, drawn at random (0: all); forecast all
 
     @classmethod
     def from_fields(cls, data: dict[str, Any]) -> SeriesRecipe:
         return cls(**{**data, "windows": tuple(data.get("windows", ()))})
+
+    def fields(self) -> dict[str, Any]:
+        return unsized_fields(self, SIZING)
+
+
+SIZING = {"sample": 0}  # the sizing field and its default
+MIN_HISTORY = 24  # sizing keeps at least this many forecast origins per series
+MIN_SERIES = 100  # ... and fits on at least this many series
 
 
 def warmup(recipe: SeriesRecipe, spec: SeriesSpec) -> int:
@@ -105,14 +120,78 @@ def _start(family: str) -> SeriesRecipe:
     return SeriesRecipe(family, dict(model.params), per_horizon=model.per_horizon)
 
 
+# --- sizing ----------------------------------------------------------------------------------
+
+
+def columns(recipe: SeriesRecipe, spec: SeriesSpec) -> int:
+    """The design matrix's columns (lags, windows, seasonal, calendar, series number, h)."""
+    calendar = spec.period if recipe.calendar and spec.period > 1 else 0
+    return recipe.lags - 1 + len(recipe.windows) + 2 * recipe.seasonal + calendar + 2
+
+
+def _design(recipe: SeriesRecipe, spec: SeriesSpec) -> tuple[int, int]:
+    """(origin-horizon steps, rows) of one fit's design matrix: the final fit's, the larger."""
+    origins = max(spec.length - 1 - warmup(recipe, spec), 1)
+    if recipe.history:
+        origins = min(origins, recipe.history)
+    series = min(spec.n_series, recipe.sample) if recipe.sample else spec.n_series
+    calls = origins * spec.horizon
+    return calls, calls * series
+
+
+def seconds(recipe: SeriesRecipe, spec: SeriesSpec) -> float:
+    """The script's cost on one core: a learned family builds its design and fits twice (the
+    validation forecast and the final one); a simple forecaster costs next to nothing."""
+    if recipe.family not in LEARNED:
+        return 1e-6 * spec.n_series * spec.length
+    calls, rows = _design(recipe, spec)
+    models = spec.horizon if recipe.per_horizon else 1
+    cost = budget.series_seconds(
+        recipe.family, recipe.params, calls, rows, columns(recipe, spec), models
+    )
+    return 2 * cost
+
+
+def memory_share(recipe: SeriesRecipe, spec: SeriesSpec) -> float:
+    """The share of ``recipe``'s design matrix that fits ``budget.MEMORY_BYTES`` (1: all)."""
+    held = _design(recipe, spec)[1] * columns(recipe, spec) * budget.DESIGN_BYTES
+    return min(1.0, budget.MEMORY_BYTES / max(held, 1))
+
+
+def sized(recipe: SeriesRecipe, spec: SeriesSpec, limit: float) -> SeriesRecipe:
+    """``recipe``, giving up as little as it takes to cost at most ``limit`` seconds of one core
+    with its design matrix in ``budget.MEMORY_BYTES``; at sizing's floors when even that does
+    not fit. In order: fewer forecast origins per series (the latest, down to
+    ``MIN_HISTORY``), then a random sample of the series to fit on (down to ``MIN_SERIES``;
+    every series is still forecast). A recipe within the limit, or a simple forecaster (it
+    fits nothing), is returned unchanged."""
+    r = recipe
+    if r.family not in LEARNED:
+        return r
+    for _ in range(16):
+        cost = seconds(r, spec)
+        share = min(0.9, limit / cost, memory_share(r, spec))
+        if cost <= limit and share >= 0.9:
+            break
+        origins = _design(r, spec)[0] // spec.horizon
+        series = min(spec.n_series, r.sample) if r.sample else spec.n_series
+        if origins > MIN_HISTORY:
+            r = replace(r, history=max(MIN_HISTORY, int(origins * share)))
+        elif series > MIN_SERIES:
+            r = replace(r, sample=max(MIN_SERIES, int(series * share)))
+        else:
+            break
+    return r
+
+
 def draft(spec: SeriesSpec, index: int, rng: random.Random) -> SeriesRecipe:
     """The ``index``-th draft: the families in turn, simple and learned alternately; past the
-    first round, learned ones with other lags."""
+    first round, learned ones with other lags; sized to ``budget.DRAFT_SECONDS``."""
     order = families(spec)
     recipe = _start(order[index % len(order)])
     if index >= len(order) and recipe.family in LEARNED:
         recipe = replace(recipe, lags=rng.choice([n for n in LAGS if n != recipe.lags]))
-    return recipe
+    return sized(recipe, spec, budget.DRAFT_SECONDS)
 
 
 # --- improve ---------------------------------------------------------------------------------
@@ -180,16 +259,32 @@ def _switch(r: SeriesRecipe, spec: SeriesSpec, rng: random.Random) -> tuple[Seri
     return new, f"switch the forecaster from {r.family} to {family}"
 
 
+def _grow(r: SeriesRecipe, spec: SeriesSpec, rng: random.Random) -> tuple[SeriesRecipe, str] | None:
+    """Take back part of what sizing gave up: fit on twice the series, when the result still
+    fits ``budget.GROW_SECONDS`` and memory (more origins are :func:`_history`'s)."""
+    if not r.sample:
+        return None
+    series = 0 if r.sample * 2 >= spec.n_series else r.sample * 2
+    new = replace(r, sample=series)
+    if sized(new, spec, budget.GROW_SECONDS) != new:
+        return None
+    return new, f"fit on {series or 'all'} series"
+
+
 def improve(parent: SeriesRecipe, spec: SeriesSpec, rng: random.Random) -> tuple[SeriesRecipe, str]:
     """Change one choice of ``parent``: the features and hyperparameters of a learned model;
-    a simple forecaster's window, or a move to a learned model."""
+    a simple forecaster's window, or a move to a learned model. A sized parent may fit on more
+    series again (:func:`_grow`); a child beyond ``budget.GROW_SECONDS`` or memory is sized."""
     moves: list[tuple[Move, float]]
     if parent.family in LEARNED:
         moves = [(_tune, 0.3), (_lags, 0.15), (_window, 0.15), (_toggle, 0.2), (_history, 0.1),
                  (_switch, 0.1)]  # fmt: skip
     else:
         moves = [(_tune, 0.5), (_switch, 0.5)]
-    return one_move(moves, parent, spec, rng, _switch)
+    if parent.sample:  # a sized recipe may grow back
+        moves.append((_grow, 0.2))
+    child, why = one_move(moves, parent, spec, rng, _switch)
+    return sized(child, spec, budget.GROW_SECONDS), why
 
 
 def crossover(
@@ -202,6 +297,7 @@ def crossover(
         return None
     child = replace(fitter, lags=other.lags, windows=other.windows, seasonal=other.seasonal,
                     calendar=other.calendar, history=other.history)  # fmt: skip
+    child = sized(child, spec, budget.GROW_SECONDS)
     if child == fitter:
         return None
     windows = ", ".join(map(str, other.windows)) or "none"

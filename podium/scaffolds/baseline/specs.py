@@ -126,6 +126,7 @@ class TextSpec:
     test_format: TableFormat = field(default_factory=TableFormat)
     layout: Layout | None = None  # None: the sample is ``id, target`` (or class columns)
     targets: tuple[str, ...] = ()  # several 0/1 labels (``target`` the first): one model each
+    chars: int = 0  # characters per document, the mean over the analysed rows (0: unknown)
     kind: str = "text"
 
 

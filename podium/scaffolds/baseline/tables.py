@@ -214,6 +214,12 @@ class RowSample:
         return max(1_000, CHUNK_CELLS // max(self.width, 1))
 
 
+def row_sample(keep: int, rows: int, width: int) -> RowSample | None:
+    """A sized script's sample of ``keep`` of a table's ``rows`` rows of about ``width`` values
+    each (a long text counts as several); None when it keeps every row (the file read whole)."""
+    return RowSample(keep, rows, width) if 0 < keep < rows else None
+
+
 def read_source(name: str, fmt: TableFormat, sample: RowSample | None = None) -> str:
     """The expression a generated script reads ``./input/<name>`` with: the whole table, or,
     for a ``sample``, a share of each chunk as it is read (a JSON document: of the whole)."""

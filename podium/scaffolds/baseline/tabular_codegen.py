@@ -33,7 +33,7 @@ from podium.scaffolds.baseline.metrics import (
 )
 from podium.scaffolds.baseline.recipe_line import read_line, recipe_line
 from podium.scaffolds.baseline.specs import TabularSpec
-from podium.scaffolds.baseline.tables import RowSample
+from podium.scaffolds.baseline.tables import row_sample
 from podium.scaffolds.baseline.tabular_recipe import FAMILIES, Recipe, holds_out
 
 DATE_PARTS = ("year", "month", "day", "day_of_week", "day_of_year")
@@ -75,18 +75,11 @@ def _sizing_words(recipe: Recipe) -> str:
     return f"; fitted on {' and '.join(words)}" if words else ""
 
 
-def row_sample(spec: TabularSpec, recipe: Recipe) -> RowSample | None:
-    """The training rows a sized recipe keeps, read in chunks (None: the file is read whole)."""
-    if not recipe.sample or recipe.sample >= spec.rows:
-        return None
-    return RowSample(recipe.sample, spec.rows, len(spec.features) + 2)
-
-
 def _sizing_lines(spec: TabularSpec, recipe: Recipe, numeric: int) -> tuple[str, str, str]:
     """Import lines (each after a newline), lines before the data is prepared (each before one)
     and the column-selection step of a sized recipe, to paste where they belong: "" each for an
     unsized recipe of a family other than histogram boosting (rows are sampled as they are read:
-    :func:`row_sample`).
+    ``layouts.read_lines``).
 
     Histogram boosting runs on one thread: its OpenMP threads spin on a busy machine (measured:
     a 190,000-row fit took 228 s on 2 busy cores, 9 s on one thread)."""
@@ -159,6 +152,7 @@ def render(spec: TabularSpec, recipe: Recipe) -> str:
     body = "\n    ".join([*date_lines, *derived, "return df"])
     numeric = list(spec.numeric) + date_numeric + extra_numeric
     sizing_import, before_fit, select_step = _sizing_lines(spec, recipe, len(numeric))
+    sample = row_sample(recipe.sample, spec.rows, len(spec.features) + 2)  # with id and target
     numeric_steps = [f'("impute", SimpleImputer(strategy="{recipe.impute}")){select_step}']
     if recipe.scale:
         numeric_steps.append('("scale", StandardScaler())')
@@ -191,7 +185,7 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from {fam.module} import {estimator}{sizing_import}
 {METRIC_IMPORTS}
 
-{read_lines(spec, row_sample(spec, recipe))}
+{read_lines(spec, sample)}
 ID, TARGET = {spec.id_col!r}, {target_source(spec.target, spec.targets)}
 NUMERIC = {numeric!r}
 CATEGORICAL = {list(spec.categorical) + extra_categorical!r}

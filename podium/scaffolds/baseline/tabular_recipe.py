@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import TabularSpec
 
 
@@ -109,7 +110,7 @@ class Recipe:
     def fields(self) -> dict[str, Any]:
         """The recipe line's fields: the sizing fields only where they are set, so a recipe
         that gives nothing up is written as before sizing existed."""
-        return {k: v for k, v in asdict(self).items() if k not in SIZING or v != SIZING[k]}
+        return unsized_fields(self, SIZING)
 
 
 SIZING = {"holdout": False, "sample": 0, "select": 0}  # the sizing fields and their defaults

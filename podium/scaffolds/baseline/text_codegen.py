@@ -11,8 +11,6 @@ TF-IDF features and get one model each (``layouts.PER_LABEL``), scored column by
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from podium.scaffolds.baseline.layouts import (
     PER_LABEL,
     read_lines,
@@ -31,9 +29,12 @@ from podium.scaffolds.baseline.metrics import (
 )
 from podium.scaffolds.baseline.recipe_line import recipe_line
 from podium.scaffolds.baseline.specs import TextSpec
-from podium.scaffolds.baseline.text_recipe import MODELS, TextRecipe
+from podium.scaffolds.baseline.tables import row_sample
+from podium.scaffolds.baseline.text_recipe import MODELS, TextRecipe, holds_out
 
-HOLDOUT_ABOVE_ROWS = 20_000  # cross-validate fewer documents; one hold-out split beyond
+CHARS_PER_VALUE = 10
+"""A document's characters counted as values of a table (a number in a CSV is about this long),
+so a sampled read parses a chunk of about the same size whatever the documents' length."""
 
 
 def describe(spec: TextSpec, recipe: TextRecipe) -> str:
@@ -41,18 +42,24 @@ def describe(spec: TextSpec, recipe: TextRecipe) -> str:
     params = ", ".join(f"{k}={v}" for k, v in sorted(recipe.params.items()))
     grams = [f"word n-grams up to {recipe.words}"] if recipe.words else []
     grams += [f"character n-grams of 2 to {recipe.chars}"] if recipe.chars else []
-    validation = folds_description(spec.rows > HOLDOUT_ABOVE_ROWS)
+    validation = folds_description(holds_out(recipe, spec))
     target = ", ".join(spec.targets) if spec.targets else spec.target
+    given_up = [f"{recipe.sample} sampled documents"] if recipe.sample else []
+    given_up += [f"the {recipe.max_features} most frequent n-grams"] if recipe.max_features else []
+    sizing = f"; fitted on {' and '.join(given_up)}" if given_up else ""
     return (
         f"{recipe.family.replace('_', ' ')} ({params}) predicting {target} from TF-IDF "
         f"{' and '.join(grams)} of {', '.join(spec.text)} (min_df={recipe.min_df}"
-        f"{', sublinear tf' if recipe.sublinear_tf else ''}); validated with {validation} on "
-        f"{spec.scoring}."
+        f"{', sublinear tf' if recipe.sublinear_tf else ''}){sizing}; validated with "
+        f"{validation} on {spec.scoring}."
     )
 
 
 def _vectorizers(recipe: TextRecipe) -> list[str]:
     common = f"min_df={recipe.min_df}, sublinear_tf={recipe.sublinear_tf}"
+    if recipe.max_features:  # each vectoriser keeps its share of the most frequent n-grams
+        share = recipe.max_features // (bool(recipe.words) + bool(recipe.chars) or 1)
+        common += f", max_features={share}"
     parts = []
     if recipe.words:
         parts.append(f'("words", TfidfVectorizer(ngram_range=(1, {recipe.words}), {common}))')
@@ -80,7 +87,7 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
     if several:
         estimator = f"PerLabel({estimator})"
     classification = spec.problem == "classification"
-    folds = folds_source(classification and not several, spec.rows > HOLDOUT_ABOVE_ROWS)
+    folds = folds_source(classification and not several, holds_out(recipe, spec))
     transform = transform_source(spec.transform)
     constants = class_constants(
         spec.prediction, spec.scoring, spec.classes, spec.columns, "train[TARGET]"
@@ -91,7 +98,9 @@ def render(spec: TextSpec, recipe: TextRecipe) -> str:
         "predict(model, X_test)",
         submission_source(spec.prediction, "test[ID]", spec.target, "X_test"),
     )
-    return f"""{recipe_line("text", asdict(recipe))}
+    width = len(spec.text) + 2 + len(spec.targets) + spec.chars // CHARS_PER_VALUE
+    sample = row_sample(recipe.sample, spec.rows, width)
+    return f"""{recipe_line("text", recipe.fields())}
 import numpy as np
 import pandas as pd
 from sklearn.calibration import CalibratedClassifierCV
@@ -102,7 +111,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from {model.module} import {model.estimator}
 {METRIC_IMPORTS}
 
-{read_lines(spec)}
+{read_lines(spec, sample)}
 ID, TARGET, TEXT = {spec.id_col!r}, {target_source(spec.target, spec.targets)}, {list(spec.text)!r}
 {constants}
 

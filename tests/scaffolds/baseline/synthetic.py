@@ -821,3 +821,144 @@ MULTI_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {
     "toxic": toxic, "plant": plant, "sensors": sensors, "seattle_onehot": seattle_onehot,
 }  # fmt: skip
 REFUSED_MAKERS: dict[str, Callable[[Path], SyntheticTask]] = {"mixed": mixed, "bitcoin": bitcoin}
+
+
+# Every other shape of the baseline's tests at any size (perf/baseline_scale.py's 10x and 100x).
+
+
+def reviews_at(root: Path, rows: int) -> SyntheticTask:
+    """``reviews`` with ``rows`` documents whose words also come from a long tail (a word of
+    ``rows`` made-up ones in each review), so the vocabulary grows with the documents as real
+    text's does."""
+    rng = random.Random(4)
+    frame = []
+    for i in range(rows):
+        sentiment = i % 2
+        words = rng.choices(FILLER, k=8) + rng.choices(GOOD if sentiment else BAD, k=2)
+        words += [f"w{rng.randrange(rows)}x" for _ in range(4)]
+        rng.shuffle(words)
+        frame.append({"id": i, "review": " ".join(words), "sentiment": sentiment})
+    _split(pd.DataFrame(frame), root, "id", ["sentiment"], n_test=max(20, rows // 6))
+    return _task(root, "reviews", "roc_auc", False)
+
+
+def _png_folder(folder: Path, ids: list[str], images: np.ndarray, mode: str) -> None:
+    from PIL import Image
+
+    folder.mkdir(parents=True)
+    for name, pixels in zip(ids, images, strict=True):
+        Image.fromarray(pixels, mode=mode).save(folder / f"{name}.png")
+
+
+def digits_at(root: Path, images: int) -> SyntheticTask:
+    """``digits`` with ``images`` 8x8 greyscale PNGs (sklearn's digits of 3 classes, repeated
+    with noise), a fifth of them test images."""
+    from sklearn.datasets import load_digits
+
+    rng = np.random.default_rng(3)
+    data = load_digits(n_class=3)
+    pick = rng.integers(0, len(data.target), images)
+    pixels = (data.images[pick] * 16 + rng.normal(0, 8, (images, 8, 8))).clip(0, 255)
+    ids = [f"img{i:06d}" for i in range(images)]
+    n_train = images * 4 // 5
+    public = root / "public"
+    _png_folder(public / "train", ids[:n_train], pixels[:n_train].astype(np.uint8), "L")
+    _png_folder(public / "test", ids[n_train:], pixels[n_train:].astype(np.uint8), "L")
+    labels = data.target[pick]
+    pd.DataFrame({"id": ids[:n_train], "label": labels[:n_train]}).to_csv(
+        public / "train.csv", index=False
+    )
+    pd.DataFrame({"id": ids[n_train:], "label": 0}).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    return _task(root, "digits", "accuracy", False)
+
+
+def bitcoin_forecast_at(root: Path, days: int) -> SyntheticTask:
+    """``bitcoin_forecast`` with ``days`` daily prices (no test set, no sample)."""
+    public = _public(root)
+    dates = pd.date_range("1990-01-01", periods=days, freq="D")
+    rng = np.random.default_rng(9)
+    weekly = 300 * np.sin(2 * np.pi * np.arange(days) / 7)
+    close = 9000 + np.cumsum(rng.normal(0.05, 40, days)) + weekly
+    pd.DataFrame({"Date": dates.strftime("%Y-%m-%d"), "Open": (close - 20).round(2),
+                  "Close": close.round(2), "Volume": rng.integers(10**6, 10**7, days)}
+                 ).to_csv(public / "BTC-USD.csv", index=False)  # fmt: skip
+    text = "# Bitcoin\n\nForecast the Close price for the next 2 weeks. Scored by RMSE.\n"
+    (public / "description.md").write_text(text)
+    return dataclasses.replace(_task(root, "bitcoin-forecast", "rmse", True), description=text)
+
+
+def pizza_at(root: Path, records: int) -> SyntheticTask:
+    """``pizza``'s files (JSON records, their zips, sampleSubmission.csv) with ``records``
+    requests, a fifth of them test requests."""
+    rng = random.Random(6)
+    rows = []
+    for i in range(records):
+        age, karma = rng.uniform(0, 900), rng.randint(0, 3000)
+        rows.append({
+            "giver_username_if_known": "N/A",
+            "number_of_upvotes_of_request_at_retrieval": rng.randint(0, 9),
+            "request_id": f"t3_{i:06x}",
+            "request_text_edit_aware": " ".join(rng.choices(FILLER + PIZZA_WORDS, k=12)),
+            "request_title": "[Request] " + " ".join(rng.choices(PIZZA_WORDS, k=4)),
+            "requester_account_age_in_days_at_request": round(age, 2),
+            "requester_received_pizza": age + karma / 3 + rng.gauss(0, 150) > 700,
+            "requester_subreddits_at_request": rng.sample(["AskReddit", "pics", "funny"], 2),
+            "requester_upvotes_minus_downvotes_at_request": karma,
+            "unix_timestamp_of_request": 1_300_000_000 + 3600 * i,
+        })  # fmt: skip
+    public = _public(root)
+    cut = records * 4 // 5
+    only_train = ("number_of_upvotes_of_request_at_retrieval", "requester_received_pizza")
+    test = [{k: v for k, v in r.items() if k not in only_train} for r in rows[cut:]]
+    for name, part in (("train", rows[:cut]), ("test", test)):
+        (public / f"{name}.json").write_text(json.dumps(part, indent=4))
+    ids = [r["request_id"] for r in test]
+    pd.DataFrame({"request_id": ids, "requester_received_pizza": 0}).to_csv(
+        public / "sampleSubmission.csv", index=False
+    )
+    return _task(root, "pizza", "roc_auc", False)
+
+
+def two_targets_at(root: Path, rows: int) -> SyntheticTask:
+    """``two_targets``' shape (ames with a second target, ``Rooms``) with ``rows`` houses."""
+    rng = np.random.default_rng(1)
+    area = rng.integers(500, 3000, rows)
+    quality = rng.choice(["Ex", "Gd", "TA", "Fa"], rows)
+    bonus = pd.Series(quality).map({"Ex": 1.4, "Gd": 1.2, "TA": 1.0, "Fa": 0.8}).to_numpy()
+    price = np.round(area * 80 * bonus * rng.lognormal(0, 0.1, rows), 0)
+    frame = pd.DataFrame({"Id": range(1, rows + 1), "GrLivArea": area, "Quality": quality,
+                          "YearBuilt": rng.integers(1950, 2010, rows), "SalePrice": price,
+                          "Rooms": area // 300})  # fmt: skip
+    _split(frame, root, "Id", ["SalePrice", "Rooms"], n_test=max(20, rows // 6))
+    return _task(root, "two-targets", "rmse_log", True)
+
+
+def cactus_at(root: Path, images: int, side: int = 32) -> SyntheticTask:
+    """``cactus``' files (train.zip / test.zip of JPEGs in a folder, ids with .jpg) with
+    ``images`` images of ``side`` x ``side`` (32: the real size), a quarter of them test."""
+    from PIL import Image
+
+    rng = np.random.default_rng(7)
+    public = _public(root)
+    labels = (np.arange(images) % 2).astype(int)
+    ids = [f"{rng.integers(16**8):08x}{i:06d}.jpg" for i in range(images)]
+    cut = images * 3 // 4
+    bar = slice(side * 3 // 8, side * 5 // 8)
+    for folder, part in (("train", slice(0, cut)), ("test", slice(cut, images))):
+        with zipfile.ZipFile(public / f"{folder}.zip", "w") as archive:
+            for name, label in zip(ids[part], labels[part], strict=True):
+                pixels = rng.integers(60, 120, (side, side, 3)).astype(np.uint8)
+                if label:
+                    pixels[:, bar, 1] = 230
+                buffer = io.BytesIO()
+                Image.fromarray(pixels, mode="RGB").save(buffer, format="JPEG")
+                archive.writestr(f"{folder}/{name}", buffer.getvalue())
+    pd.DataFrame({"id": ids[:cut], "has_cactus": labels[:cut]}).to_csv(
+        public / "train.csv", index=False
+    )
+    pd.DataFrame({"id": ids[cut:], "has_cactus": 0.5}).to_csv(
+        public / "sample_submission.csv", index=False
+    )
+    return _task(root, "cactus", "roc_auc", False)

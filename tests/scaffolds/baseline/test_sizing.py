@@ -1,6 +1,7 @@
-"""A first draft sized to the data (issue 39): the three shapes that ran for minutes or were
-killed at the memory limit get a draft that fits ``budget.DRAFT_SECONDS`` of one core, later
-nodes grow only within ``budget.GROW_SECONDS``, and sized scripts run.
+"""A first draft sized to the data (issue 39): the three tabular shapes that ran for minutes or
+were killed at the memory limit, and text, image and series tasks of real sizes, get a draft
+that fits ``budget.DRAFT_SECONDS`` of one core and the memory budget, later nodes grow only
+within ``budget.GROW_SECONDS``, and sized scripts of every kind run.
 
 The recipe sees nothing but the spec, so a small fixture stands for the real size through its
 spec with the real number of rows (``dataclasses.replace``); the scripts run on the fixtures."""
@@ -17,8 +18,12 @@ from pathlib import Path
 import pytest
 
 from podium.scaffolds.baseline import budget
+from podium.scaffolds.baseline import image_recipe as images
+from podium.scaffolds.baseline import series_recipe as series
 from podium.scaffolds.baseline import tabular_recipe as recipes
-from podium.scaffolds.baseline.specs import TabularSpec
+from podium.scaffolds.baseline import text_recipe as texts
+from podium.scaffolds.baseline.kinds import KINDS
+from podium.scaffolds.baseline.specs import ImageSpec, SeriesSpec, TabularSpec, TextSpec
 from podium.scaffolds.baseline.tabular_codegen import read_recipe, render
 from tests.scaffolds.baseline import synthetic
 from tests.scaffolds.baseline.synthetic import SyntheticTask
@@ -32,6 +37,11 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SyntheticTask]:
         "leaf": synthetic.leaf(tmp_path_factory.mktemp("leaf"), per_class=3),
         "wide": synthetic.wide(tmp_path_factory.mktemp("wide"), rows=400),
         "taxi": synthetic.taxi(tmp_path_factory.mktemp("taxi"), rows=24_000),
+        "reviews": synthetic.reviews(tmp_path_factory.mktemp("reviews")),
+        "digits": synthetic.digits(tmp_path_factory.mktemp("digits")),
+        "cactus": synthetic.cactus(tmp_path_factory.mktemp("cactus")),
+        "employment": synthetic.employment(tmp_path_factory.mktemp("employment"), n_series=12),
+        "two_targets": synthetic.two_targets(tmp_path_factory.mktemp("two_targets")),
     }
 
 
@@ -170,3 +180,120 @@ def test_a_table_beyond_memory_is_never_held_whole(
     assert 0 < float(re.findall(r"^VALIDATION_METRIC: (\S+)$", printed, re.M)[-1]) < 3.0
     problem = task.check_submission(tmp_path / "sized" / "submission" / "submission.csv")
     assert problem is None, problem
+
+
+def test_two_targets_cost_one_model_each(tasks: dict[str, SyntheticTask]) -> None:
+    spec = replace(synthetic.spec_of(tasks["two_targets"], TabularSpec), rows=5_000_000)
+    assert spec.targets == ("SalePrice", "Rooms")
+    one = replace(spec, targets=())
+    plain = today("hist_gradient_boosting", spec)
+    assert recipes.seconds(plain, spec) > 1.8 * recipes.seconds(plain, one)
+    first = recipes.draft(spec, 0, random.Random(0))
+    assert recipes.seconds(first, spec) <= budget.DRAFT_SECONDS
+    alone = recipes.draft(one, 0, random.Random(0))  # one target: gives up less
+    assert recipes.seconds(first, one) < recipes.seconds(alone, one) <= budget.DRAFT_SECONDS
+
+
+def test_text_drafts_on_a_million_documents_sample_them_and_cap_the_vocabulary(
+    tasks: dict[str, SyntheticTask],
+) -> None:
+    small = synthetic.spec_of(tasks["reviews"], TextSpec)
+    assert 40 < small.chars < 80  # the analysis measures the documents' length
+    spec = replace(small, rows=1_000_000, chars=400)  # posts of jigsaw's length, 6x as many
+    assert texts.seconds(texts.TextRecipe("logistic", {"C": 4.0}), spec) > 4 * budget.DRAFT_SECONDS
+    drafts = [texts.draft(spec, i, random.Random(i)) for i in range(6)]
+    for d in drafts:
+        assert texts.seconds(d, spec) <= budget.DRAFT_SECONDS, d
+        assert 0 < d.sample <= texts.memory_rows(d, spec), d
+        assert d.max_features == texts.MAX_FEATURES, d
+    plan = KINDS["text"].describe(spec, drafts[0])
+    assert f"fitted on {drafts[0].sample} sampled documents and the 200000 most" in plan
+    children = [texts.improve(drafts[0], spec, random.Random(seed))[0] for seed in range(30)]
+    for child in children:
+        assert texts.seconds(child, spec) <= budget.GROW_SECONDS, child
+        assert texts.fitted_rows(child, spec) <= texts.memory_rows(child, spec), child
+    # later nodes grow back: more n-grams (the documents are held at memory's cap already)
+    assert any(c.max_features != texts.MAX_FEATURES for c in children)
+    plain = texts.TextRecipe("logistic", {"C": 4.0, "max_iter": 2000})
+    assert texts.draft(small, 0, random.Random(0)) == plain  # 100 reviews: as before
+
+
+def test_text_sized_script_samples_documents_and_caps_ngrams(
+    tasks: dict[str, SyntheticTask], tmp_path: Path
+) -> None:
+    spec = synthetic.spec_of(tasks["reviews"], TextSpec)
+    sized = replace(texts.draft(spec, 0, random.Random(0)), sample=70, max_features=40,
+                    holdout=True)  # fmt: skip
+    code = KINDS["text"].render(spec, sized)
+    assert KINDS["text"].read(code) == sized
+    assert "train = train.sample(n=min(len(train), 70), random_state=0)" in code
+    assert "chunksize=" in code  # the documents kept while reading, never all at once
+    assert "max_features=40" in code and "[:1]" in code  # one hold-out split
+    auc = synthetic.run(code, tasks["reviews"], tmp_path)
+    assert auc > 0.6
+
+
+def test_image_drafts_on_many_images_sample_them(tasks: dict[str, SyntheticTask]) -> None:
+    small = synthetic.spec_of(tasks["cactus"], ImageSpec)
+    spec = replace(small, size=(32, 32), rows=60_000)  # aerial-cactus' size, 3.4x its images
+    svc = images._start("svc", spec)
+    assert images.seconds(svc, spec) > 10 * budget.DRAFT_SECONDS  # quadratic in the images
+    drafts = [images.draft(spec, i, random.Random(i)) for i in range(5)]
+    assert [d.family for d in drafts] == list(images.DRAFT_ORDER)
+    for d in drafts:
+        assert images.seconds(d, spec) <= budget.DRAFT_SECONDS, d
+        assert 0 < d.sample <= images.memory_rows(spec) < spec.rows, d
+    assert drafts[3].sample < drafts[0].sample  # the SVM gives up more images than the linear
+    plan = KINDS["image"].describe(spec, drafts[3])
+    assert f"fitted on {drafts[3].sample} sampled training images" in plan
+    for seed in range(20):
+        child, _ = images.improve(drafts[3], spec, random.Random(seed))
+        assert images.seconds(child, spec) <= budget.GROW_SECONDS, child
+        assert 0 < child.sample <= images.memory_rows(spec), child
+    assert images.draft(small, 3, random.Random(3)) == svc  # 60 small images: as before
+
+
+def test_image_sized_script_loads_a_sample_of_the_images(
+    tasks: dict[str, SyntheticTask], tmp_path: Path
+) -> None:
+    spec = synthetic.spec_of(tasks["digits"], ImageSpec)
+    sized = replace(images.draft(spec, 0, random.Random(0)), sample=45, holdout=True)
+    code = KINDS["image"].render(spec, sized)
+    assert KINDS["image"].read(code) == sized
+    assert "train = train.sample(n=min(len(train), 45), random_state=0)" in code
+    accuracy = synthetic.run(code, tasks["digits"], tmp_path)
+    assert accuracy > 0.7  # three digit classes
+
+
+def test_series_learned_drafts_on_many_series_fit_on_a_sample(
+    tasks: dict[str, SyntheticTask],
+) -> None:
+    small = synthetic.spec_of(tasks["employment"], SeriesSpec)
+    spec = replace(small, n_series=100_000)
+    first = series.draft(spec, 0, random.Random(0))
+    assert first == series._start("seasonal_naive")  # node 1: nothing to fit
+    for index in (1, 2, 4):  # ridge, histogram boosting, a forest
+        unsized = series._start(series.DRAFT_ORDER[index])
+        d = series.draft(spec, index, random.Random(index))
+        assert series.seconds(unsized, spec) > budget.DRAFT_SECONDS or (
+            series.memory_share(unsized, spec) < 1
+        )
+        assert series.seconds(d, spec) <= budget.DRAFT_SECONDS, d
+        assert series.memory_share(d, spec) == 1, d
+        assert d.history == series.MIN_HISTORY and series.MIN_SERIES <= d.sample < 100_000, d
+        child, _ = series.improve(d, spec, random.Random(index))
+        assert series.seconds(child, spec) <= budget.GROW_SECONDS, child
+        assert series.memory_share(child, spec) == 1, child
+    assert series.draft(small, 2, random.Random(2)) == series._start("hist_gradient_boosting")
+
+
+def test_series_sized_script_fits_a_sample_and_forecasts_every_series(
+    tasks: dict[str, SyntheticTask], tmp_path: Path
+) -> None:
+    spec = synthetic.spec_of(tasks["employment"], SeriesSpec)
+    sized = replace(series._start("hist_gradient_boosting"), history=24, sample=5)
+    code = KINDS["series"].render(spec, sized)
+    assert KINDS["series"].read(code) == sized
+    assert "SAMPLE = 5" in code and "design(fit, origin, h)" in code
+    smape = synthetic.run(code, tasks["employment"], tmp_path)  # the check: every test id
+    assert 0 < smape < 10
