@@ -165,6 +165,7 @@ def analyse(public: Path, metric_name: str, description: str = "") -> Spec:
         (others[train_path], others[test_path]),
         _rows(train_path, others[train_path], train),
         layout,
+        train_path,
     )
     return _table_kind(train, test, read, id_col, outputs, target, columns, metric_name)
 
@@ -219,6 +220,7 @@ class Reading:
     formats: tuple[TableFormat, TableFormat]
     rows: int  # training rows
     layout: Layout | None
+    train_path: Path | None = None  # for what a head cannot tell (every series of a long table)
 
     def fields(self) -> dict[str, Any]:
         return {
@@ -656,9 +658,10 @@ def _series(
     series = next((c for c in shared if c != date), None)
     if set(train.columns) - {id_col, date, target, series}:
         return None  # other columns are features known in advance: a tabular task
-    if series is not None and not _is_series_key(train, test, date, series):
+    known, names = _series_values(train, read, date, series)
+    if series is not None and not _is_series_key(train, test, (date, series), read.rows, names):
         return None
-    seen, asked = pd.to_datetime(train[date]), pd.to_datetime(test[date])
+    seen, asked = pd.to_datetime(known), pd.to_datetime(test[date])
     if asked.min() <= seen.max():
         return None
     steps = sorted(set(seen) | set(asked))
@@ -674,18 +677,40 @@ def _series(
         period=_period(float(days)),
         horizon=len(steps) - seen.nunique(),
         length=seen.nunique(),
-        n_series=int(train[series].nunique()) if series else 1,
+        n_series=len(names) if names is not None else 1,
         nonnegative=bool((train[target].dropna() >= 0).all()),
     )
 
 
-def _is_series_key(train: pd.DataFrame, test: pd.DataFrame, date: str, series: str) -> bool:
-    """Names series: few values, each with many dates (one row per date), none new in test."""
-    names = train[series].nunique()
+def _series_values(
+    train: pd.DataFrame, read: Reading, date: str, series: str | None
+) -> tuple[pd.Series, pd.Series | None]:
+    """The distinct dates and series names of the whole training table: from the head when it
+    is the whole table, else from one pass over the file's two columns (a long table sorted by
+    series holds only its first series in the head)."""
+    if read.rows <= len(train) or read.train_path is None:
+        names = pd.Series(train[series].unique()) if series else None
+        return pd.Series(train[date].unique()), names
+    found = tables.distinct(read.train_path, read.formats[0], [date, *([series] if series else [])])
+    return found[date], found.get(series) if series else None
+
+
+def _is_series_key(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    keys: tuple[str, str],
+    rows: int,
+    names: pd.Series | None,
+) -> bool:
+    """``keys[1]`` names series: few values (``names``, of the whole table's ``rows``), each
+    with many dates (one row per date, as far as the head shows), none new in test."""
+    date, series = keys
+    if names is None:
+        return False
     return (
-        names * 4 <= len(train)
+        len(names) * 4 <= rows
         and not train.duplicated([date, series]).any()
-        and bool(test[series].isin(train[series]).all())
+        and bool(test[series].isin(names).all())
     )
 
 

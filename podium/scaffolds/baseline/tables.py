@@ -23,6 +23,7 @@ import importlib.util
 import json
 import lzma
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -248,6 +249,32 @@ def _chunks_source(path: str, fmt: TableFormat, rows: int) -> str:
         return f"pd.read_json({path}, lines=True, chunksize={rows})"
     batches = f'__import__("pyarrow.parquet").parquet.ParquetFile({path})'
     return f"(b.to_pandas() for b in {batches}.iter_batches(batch_size={rows}))"
+
+
+def distinct(path: Path, fmt: TableFormat, columns: list[str]) -> dict[str, pd.Series]:
+    """Each of ``columns``' distinct values over the whole table, read ``CHUNK_CELLS`` values
+    at a time: what a head cannot tell of a table too big to read whole here (its series)."""
+    found: dict[str, set[object]] = {c: set() for c in columns}
+    for part in _chunks(path, fmt, columns, max(1_000, CHUNK_CELLS // len(columns))):
+        for column in columns:
+            found[column].update(part[column].dropna().unique())
+    return {c: pd.Series(sorted(found[c], key=str)) for c in columns}
+
+
+def _chunks(path: Path, fmt: TableFormat, columns: list[str], rows: int) -> Iterator[pd.DataFrame]:
+    """The table's ``columns``, ``rows`` rows at a time."""
+    if fmt.reader == "csv":
+        yield from pd.read_csv(path, sep=fmt.sep, usecols=columns, chunksize=rows)
+    elif fmt.reader == "jsonl":
+        for part in pd.read_json(path, lines=True, chunksize=rows):
+            yield part[columns]
+    elif fmt.reader == "parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=columns):
+            yield cast(pd.DataFrame, batch.to_pandas())
+    else:
+        yield read(path, fmt)[columns]
 
 
 def count_rows(path: Path, fmt: TableFormat) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from podium.scaffolds.baseline import series_recipe
+from podium.scaffolds.baseline import analysis, series_recipe
 from podium.scaffolds.baseline.analysis import analyse
 from podium.scaffolds.baseline.kinds import KINDS
 from podium.scaffolds.baseline.series_codegen import render
@@ -134,3 +134,16 @@ def test_short_histories_get_simple_forecasters_only(spec: SeriesSpec) -> None:
     short = dataclasses.replace(spec, length=30)
     assert set(series_recipe.families(short)) <= set(series_recipe.SIMPLE)
     assert series_recipe.families(spec) == series_recipe.DRAFT_ORDER
+
+
+def test_a_table_longer_than_the_analysed_head_is_still_every_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long table sorted by series holds only its first series in the head the analysis
+    reads (here 100 rows of 216: one and a half series); the test asks for all three. The
+    series, their count and the history's length come from one pass over the whole file."""
+    monkeypatch.setattr(analysis, "ANALYSIS_ROWS", 100)
+    task = synthetic.employment(tmp_path)
+    spec = analysis.analyse.__wrapped__(task.public_dir, task.metric_name)
+    assert isinstance(spec, SeriesSpec), spec
+    assert (spec.n_series, spec.length, spec.horizon, spec.series) == (3, 72, 12, "series")

@@ -81,6 +81,7 @@ def test_each_format_is_sniffed_and_read_alike_here_and_in_the_script(
         scripted = eval(tables.read_source(name, fmt), {"pd": pd})
     pd.testing.assert_frame_equal(scripted, FRAME, check_dtype=False)
     assert tables.count_rows(path, fmt) == len(FRAME)
+    assert tables.distinct(path, fmt, ["city"])["city"].tolist() == ["Lyon", "Oslo", "Rome"]
 
 
 def test_rows_are_counted_with_or_without_a_last_line_break(tmp_path: Path) -> None:
