@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 from perf.baseline_scale import render  # noqa: E402
 from tests.scaffolds.baseline import synthetic  # noqa: E402
 
-PODIUM = REPO / ".venv" / "bin" / "podium"
+PODIUM = [sys.executable, "-m", "podium"]  # the Python this runs under (the repo's venv)
 
 
 def grow(task: synthetic.SyntheticTask, rows: int) -> int:
@@ -52,7 +52,7 @@ def run(code: str, public: Path, memory: str, timeout: float) -> dict[str, Any]:
         script.write_text(code)
         started = time.perf_counter()
         done = subprocess.run(
-            [str(PODIUM), "sandbox", "run", str(script), "--workspace", str(workspace),
+            [*PODIUM, "sandbox", "run", str(script), "--workspace", str(workspace),
              "--input", str(public), "--memory", memory, "--timeout", str(timeout), "--json"],
             capture_output=True, text=True,
         )  # fmt: skip
