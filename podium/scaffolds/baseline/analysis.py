@@ -897,6 +897,7 @@ def _image(
         suffix=images.suffix,
         mode=mode,
         size=(max(1, round(width * shrink)), max(1, round(height * shrink))),
+        source=(width, height),
         scoring=scoring,
         prediction=prediction,
         rows=_rows(paths[0], formats[paths[0]], train),

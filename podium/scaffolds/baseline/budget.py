@@ -153,8 +153,15 @@ PER_MAC_MLP = 5e-11  # an MLP: rows x weights x passes
 PIXEL_BYTES = 20  # one pixel value held: float32, in about five copies (list, stack, folds)
 
 
-def image_read_seconds(images: int, pixels: int) -> float:
-    return images * (PER_IMAGE_READ + PER_PIXEL_READ * pixels)
+PER_STORED_PIXEL = 2.8e-9
+"""Decoding one pixel of an image as stored, at the reduced scale the scripts ask of a JPEG
+(``Image.draft``; perf/image_decode.py: a 2048x1365 photo 7.7 ms, 6000x4000 67 ms)."""
+
+
+def image_read_seconds(images: int, pixels: int, stored: int = 0) -> float:
+    """Loading ``images`` images of ``stored`` pixels each (as stored; 0: small) as rows of
+    ``pixels`` values."""
+    return images * (PER_IMAGE_READ + PER_PIXEL_READ * pixels + PER_STORED_PIXEL * stored)
 
 
 def image_fit_seconds(

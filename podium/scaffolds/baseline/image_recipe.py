@@ -107,7 +107,8 @@ def seconds(recipe: ImageRecipe, spec: ImageSpec) -> float:
     80% of the training images (or one) and the final fit."""
     rows = fitted_rows(recipe, spec)
     fits = 1.8 if holds_out(recipe, spec) else 5.0
-    read = budget.image_read_seconds(int(rows + TEST_SHARE * spec.rows), spec.pixels)
+    stored = spec.source[0] * spec.source[1]
+    read = budget.image_read_seconds(int(rows + TEST_SHARE * spec.rows), spec.pixels, stored)
     fit = budget.image_fit_seconds(
         recipe.family, recipe.params, rows, spec.pixels, recipe.pca, spec.classes
     )

@@ -101,6 +101,7 @@ class ImageSpec:
     sample_format: TableFormat = field(default_factory=TableFormat)
     zipped: bool = False  # train_dir and test_dir are zip archives (images in any folder)
     onehot: bool = False  # ``columns`` are one-hot training columns; ``target`` is derived
+    source: tuple[int, int] = (0, 0)  # (width, height) of the first image as stored (0: unknown)
     kind: str = "image"
 
     @property

@@ -253,6 +253,18 @@ def test_image_drafts_on_many_images_sample_them(tasks: dict[str, SyntheticTask]
     assert images.draft(small, 3, random.Random(3)) == svc  # 60 small images: as before
 
 
+def test_image_drafts_count_the_decoding_of_large_photos(tasks: dict[str, SyntheticTask]) -> None:
+    """20,000 training photos of 2048x1365 (plant-pathology's size) shrunk to 32 pixels a side:
+    decoding them, even at a reduced scale, is most of the draft's cost, so it loads a sample,
+    where as many stored 32x22 images are loaded whole."""
+    stored = replace(synthetic.spec_of(tasks["cactus"], ImageSpec), size=(32, 22), rows=20_000)
+    photos = replace(stored, source=(2048, 1365))
+    assert images.draft(stored, 0, random.Random(0)).sample == 0
+    first = images.draft(photos, 0, random.Random(0))
+    assert 0 < first.sample < photos.rows
+    assert images.seconds(first, photos) <= budget.DRAFT_SECONDS
+
+
 def test_image_sized_script_loads_a_sample_of_the_images(
     tasks: dict[str, SyntheticTask], tmp_path: Path
 ) -> None:
