@@ -576,6 +576,17 @@ def run(code: str, task: SyntheticTask, workspace: Path) -> float:
     return value
 
 
+def first_draft(task: SyntheticTask, workspace: Path) -> tuple[float, pd.DataFrame, pd.DataFrame]:
+    """Run the task's first draft (:func:`run`: its format checked): its metric, its submission
+    and the sample, whose columns the submission has, in order."""
+    (draft,) = drafts(task, 1)
+    metric = run(draft.code, task, workspace)
+    submission = pd.read_csv(workspace / "submission" / "submission.csv")
+    sample = pd.read_csv(find_sample(task.public_dir))
+    assert list(submission.columns) == list(sample.columns)
+    return metric, submission, sample
+
+
 MODEL_FIELDS = {"family", "params", "scale", "per_horizon"}  # what switching the model resets
 
 

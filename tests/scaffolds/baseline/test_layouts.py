@@ -87,11 +87,7 @@ def test_the_first_draft_runs_and_submits_in_the_samples_form(
     name: str, tasks: dict[str, SyntheticTask], tmp_path: Path
 ) -> None:
     task = tasks[name]
-    (draft,) = synthetic.drafts(task, 1)
-    metric = synthetic.run(draft.code, task, tmp_path)  # checks the submission's format too
-    submission = pd.read_csv(tmp_path / "submission" / "submission.csv")
-    sample = _test_rows(task)
-    assert list(submission.columns) == list(sample.columns)
+    metric, submission, sample = synthetic.first_draft(task, tmp_path)
     keys = [c for c in sample.columns if c not in PREDICTED[name]]
     pd.testing.assert_frame_equal(submission[keys], sample[keys])  # same rows, same order
     for column in PREDICTED[name]:

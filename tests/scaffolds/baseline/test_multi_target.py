@@ -24,7 +24,6 @@ from podium.scaffolds.baseline.analysis import analyse
 from podium.scaffolds.baseline.metrics import METRIC_IMPORTS, metric_source
 from podium.scaffolds.baseline.specs import ImageSpec, TabularSpec, TextSpec, Unsupported
 from podium.scaffolds.baseline.tabular_codegen import render
-from podium.submission_check import find_sample
 from tests.scaffolds.baseline import synthetic
 from tests.scaffolds.baseline.synthetic import SyntheticTask
 
@@ -92,11 +91,7 @@ def test_the_first_draft_submits_the_probabilities_the_grader_scores(
     name: str, tasks: dict[str, SyntheticTask], tmp_path: Path
 ) -> None:
     task = tasks[name]
-    (draft,) = synthetic.drafts(task, 1)
-    metric = synthetic.run(draft.code, task, tmp_path)  # checks the submission's format too
-    submission = pd.read_csv(tmp_path / "submission" / "submission.csv")
-    sample = pd.read_csv(find_sample(task.public_dir))
-    assert list(submission.columns) == list(sample.columns)
+    metric, submission, sample = synthetic.first_draft(task, tmp_path)
     key = "image_id" if name == "plant" else "id"
     assert submission[key].tolist() == sample[key].tolist()  # the sample's rows, in its order
     predicted = submission.drop(columns=[key])
