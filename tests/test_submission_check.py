@@ -197,6 +197,25 @@ def test_a_compressed_copy_beside_the_plain_sample_is_the_same_sample(tmp_path: 
     assert submission_check.find_sample(tmp_path) == tmp_path / "sample_submission.csv"
 
 
+def test_a_submission_is_never_decompressed_whatever_its_name(tmp_path: Path) -> None:
+    """Only the task's own files (the sample, public tables) are read decompressed. A solution's
+    gzip bomb (256 MiB of valid rows in a quarter of a MB) is judged as the bytes it wrote, under
+    the sample's name or a compressed one, and refused at once, never expanded on the host."""
+    sample = tmp_path / "sample_submission.csv.gz"
+    compressed = io.BytesIO()
+    with gzip.GzipFile(fileobj=compressed, mode="wb", compresslevel=9) as handle:
+        handle.write(SAMPLE.encode())
+        handle.write(b"4,0\n" * (64 * 1024**2))
+    sample.write_bytes(gzip.compress(SAMPLE.encode()))
+    for name in ("submission.csv", "submission.csv.gz"):
+        bomb = tmp_path / "out" / name
+        bomb.parent.mkdir(exist_ok=True)
+        bomb.write_bytes(compressed.getvalue())
+        verdict = check(bomb, sample) or ""
+        assert "header line" in verdict or "UTF-8" in verdict, verdict
+        assert "rows" not in verdict, verdict  # its rows were never counted
+
+
 def test_a_zip_that_is_no_one_csv_is_reported_not_raised(tmp_path: Path) -> None:
     sample = tmp_path / "sample_submission.csv.zip"
     with zipfile.ZipFile(sample, "w") as archive:
