@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from podium.errors import SandboxError
 from podium.records import (
@@ -382,11 +382,15 @@ class Strategy(ABC):
 
 
 class ModelClient(Protocol):
-    """How operators reach the model: the loop's wrapper records and accounts every call."""
+    """How operators reach the model: the loop's wrapper records and accounts every call.
 
-    async def ask(
-        self, request: ModelRequest, role: Literal["code", "review"]
-    ) -> ModelResponse: ...
+    ``role`` (``podium.records.Role``) picks the model that answers and the line the call and
+    its cost are counted on: ``code`` for solutions, ``plan`` for a plan made apart from the
+    code, ``review`` for a verdict, or an operator's own lower-case word (answered by the
+    code model).
+    """
+
+    async def ask(self, request: ModelRequest, role: str) -> ModelResponse: ...
 
 
 @dataclass(frozen=True)
@@ -410,6 +414,7 @@ class OperatorContext:
     budget: BudgetView
     model: ModelClient
     rng: random.Random = field(default_factory=random.Random)
+    refs: list[Node] = field(default_factory=list)  # the action's references, finished nodes
     # A kernel in the node's own workspace, kept across cells, with the node's limits (an
     # agentic operator set works in it; one-shot operators never call it). The caller of the
     # operator closes nothing: the operator closes what it opened.

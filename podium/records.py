@@ -11,9 +11,9 @@ import math
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from podium.untrusted import Inert, InertOrNone
 
@@ -100,6 +100,17 @@ class ToolSpec(Record):
     parameters: dict[str, Any]
 
 
+Role = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+"""Whom a model call is for, which picks the model that answers it and the line its calls and
+cost are counted on: ``code`` writes solutions (``model.name``), ``plan`` plans them where an
+operator plans apart from coding (``model.plan``), ``review`` judges an execution
+(``model.review``). A plugin's operator may ask under a role of its own (a lower-case word); the
+code model answers it, and its calls are still counted apart."""
+
+CODE, PLAN, REVIEW = "code", "plan", "review"
+ROLES: tuple[str, ...] = (CODE, PLAN, REVIEW)  # the roles a run's config names a model for
+
+
 class RequestMeta(Record):
     """Where a request comes from. Not part of the prompt: backends must not send it.
 
@@ -110,7 +121,7 @@ class RequestMeta(Record):
     """
 
     node_id: int = 0
-    role: Literal["code", "review"] = "code"
+    role: Role = CODE
     seq: int = 0
     turn: int = 0
 
@@ -154,7 +165,7 @@ class ModelCall(Record):
     """
 
     node_id: int
-    role: Literal["code", "review"]
+    role: Role
     seq: int
     request: ModelRequest
     response: ModelResponse | None = None
@@ -277,12 +288,21 @@ Operator = str  # "draft" | "improve" | "debug" | "crossover" | a plugin's own
 
 
 class Action(Record):
-    """What a strategy wants done next: run ``operator`` on ``parent_ids`` (empty for a draft)."""
+    """What a strategy wants done next: run ``operator`` on ``parent_ids`` (empty for a draft).
+
+    ``ref_ids`` are finished nodes the new node may draw on without descending from them (a
+    reference edge: a technique from another branch, the best of each branch to aggregate). A
+    reference is not a parent: the node is not its child (``SearchTree.children``), so visit
+    counts, debug chains and lineages ignore it; the operator sees the nodes in
+    ``OperatorContext.refs`` and the prompts show them. The strategy chooses them, so they are
+    journaled with the action and a replay or resume cites the same nodes.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     operator: Operator
     parent_ids: tuple[int, ...] = ()
+    ref_ids: tuple[int, ...] = ()
 
 
 class Direction(StrEnum):
@@ -428,6 +448,7 @@ class Node(Record):
 
     id: int
     parent_ids: tuple[int, ...] = ()
+    ref_ids: tuple[int, ...] = ()  # nodes it cites beyond its parents (``Action.ref_ids``)
     operator: Operator
     state: NodeState = NodeState.PROPOSING
     step: int | None = None

@@ -1,6 +1,8 @@
 """The search tree as strategies and operators see it: finished nodes plus pending actions.
 
-It is a DAG (a crossover node has two parents). The journal is the durable copy; this is the
+It is a DAG (a crossover node has two parents). A node's references (``Node.ref_ids``: nodes it
+cites without descending from them) are a second kind of edge, kept apart: :meth:`children`
+never holds them, :meth:`cited_by` does. The journal is the durable copy; this is the
 in-memory index the loop keeps in step with it, so strategy decisions cost microseconds.
 """
 
@@ -22,6 +24,7 @@ class SearchTree:
         self.lower_is_better = lower_is_better
         self._nodes: dict[int, Node] = {}
         self._children: dict[int, list[int]] = {}
+        self._cited_by: dict[int, list[int]] = {}
         self._best: Node | None = None
         self.pending: list[Action] = []  # actions handed out whose nodes have not finished
 
@@ -33,6 +36,8 @@ class SearchTree:
         self._children.setdefault(node.id, [])
         for pid in node.parent_ids:
             self._children.setdefault(pid, []).append(node.id)
+        for ref in node.ref_ids:
+            self._cited_by.setdefault(ref, []).append(node.id)
         if node.is_good and node.metric is not None:
             best = self._best.metric if self._best is not None else None
             if node.metric.better_than(best):
@@ -76,6 +81,14 @@ class SearchTree:
 
     def children(self, node_id: int) -> list[Node]:
         return [self._nodes[c] for c in self._children.get(node_id, [])]
+
+    def refs(self, node_id: int) -> list[Node]:
+        """The finished nodes ``node_id`` cites beyond its parents (its reference edges)."""
+        return [self._nodes[r] for r in self._nodes[node_id].ref_ids if r in self._nodes]
+
+    def cited_by(self, node_id: int) -> list[Node]:
+        """The finished nodes that cite ``node_id`` as a reference (none of them its child)."""
+        return [self._nodes[c] for c in self._cited_by.get(node_id, [])]
 
     def is_leaf(self, node_id: int) -> bool:
         return not self._children.get(node_id)

@@ -98,6 +98,9 @@ class ModelSection(Section):
         "baseline", description="code model: baseline (no key), provider/model, scripted:FILE"
     )
     review: str | None = Field(None, description="review model; defaults to the code model")
+    plan: str | None = Field(
+        None, description="planning model (search.planning=separate); defaults to the code model"
+    )
     base_url: str | None = Field(None, description="an OpenAI-compatible server, a proxy...")
     api_key_env: str | None = Field(None, description="the variable holding the key")
     temperature: float | None = Field(None, ge=0, description="sampling temperature")

@@ -51,10 +51,21 @@ from podium.plugins import (
 )
 from podium.plugins.backends.answers import RecordedAnswer
 from podium.plugins.backends.replay import ReplayBackend
-from podium.records import GradeReport, Message, ModelRequest, Node, NodeState
+from podium.records import (
+    CODE,
+    PLAN,
+    REVIEW,
+    ROLES,
+    GradeReport,
+    Message,
+    ModelRequest,
+    Node,
+    NodeState,
+)
 from podium.scaffolds import (
     LoopSettings,
     Prompts,
+    RoleModels,
     Search,
     SearchParts,
     build_summary,
@@ -283,17 +294,8 @@ def _resolve(
             "no model given", hint=f"use --model; available: {registry.model_choices()}"
         )
     own_operators = registry.model_operator_set(cfg.model.name)
-    code_model: Backend | None = None
-    review_model: Backend | None = None
-    if own_operators is None:  # a chat model: it writes the code and reviews it
-        code_model = _backend(cfg, registry, cfg.model.name, "code", replayed)
-    if cfg.model.review and cfg.model.review != cfg.model.name:
-        review_model = _backend(cfg, registry, cfg.model.review, "review", replayed)
-    elif replayed is not None and code_model is not None:
-        review_model = _backend(cfg, registry, cfg.model.name, "review", replayed)
-    else:
-        review_model = code_model
-    _check_cost_budget(cfg, code_model, review_model)
+    models = _role_models(cfg, registry, replayed, writes_code=own_operators is None)
+    _check_cost_budget(cfg, *models.backends())
     spec = own_operators or registry.operator_set(cfg.search.operators)
     operators = spec.create(
         {
@@ -311,12 +313,37 @@ def _resolve(
         strategy=strategy,
         operators=operators,
         sandbox=sandbox,
-        code_model=code_model,
-        review_model=review_model,
+        models=models,
         prompts=Prompts(cfg.prompts),
         events=events,
         gateway=ModelGateway(policy, m.concurrency),
     )
+
+
+def _role_models(
+    cfg: RunConfig, registry: Registry, replayed: _Replay | None, *, writes_code: bool
+) -> RoleModels:
+    """The backend of each role: ``model.plan`` and ``model.review`` where named, else the
+    code model (a model that brings its own operators, ``baseline``, has no code role). One
+    backend per distinct model; under ``--replay``, one per role, answering from its record."""
+    m = cfg.model
+    names = {CODE: m.name if writes_code else None, PLAN: m.plan, REVIEW: m.review}
+    by_name: dict[str, Backend] = {}
+    by_role: dict[str, Backend] = {}
+    for role in ROLES:
+        name = names[role] or names[CODE]
+        if name is None:
+            continue
+        if replayed is not None:
+            by_role[role] = _backend(cfg, registry, name, role, replayed)
+        else:
+            by_role[role] = by_name.get(name) or _backend(cfg, registry, name, role, None)
+            by_name[name] = by_role[role]
+    code = names[CODE]
+    if replayed is not None and code is not None:  # a plugin operator's own roles
+        for role in sorted({a.role for a in replayed.answers} - set(ROLES)):
+            by_role[role] = _backend(cfg, registry, code, role, replayed)
+    return RoleModels(by_role)
 
 
 def _backend(
@@ -354,11 +381,10 @@ def _replay_source(cfg: RunConfig) -> _Replay | None:
         )
     models = recorded_models(recorded)
     model = cfg.model
-    if model.name == "baseline" and "code" in models:
-        review = models.get("review")
-        model = model.model_copy(
-            update={"name": models["code"], "review": review if review != models["code"] else None}
-        )
+    if model.name == "baseline" and CODE in models:
+        others = {r: models.get(r) for r in (PLAN, REVIEW)}
+        update = {r: name if name != models[CODE] else None for r, name in others.items()}
+        model = model.model_copy(update={"name": models[CODE], **update})
     if model.name == "baseline":
         raise UserError(
             f"--replay {cfg.model.replay}: the record does not say which model answered",
@@ -568,6 +594,7 @@ def _summary_info(cfg: RunConfig, task: Task, parts: SearchParts) -> dict[str, A
         "obfuscated_description": cfg.obfuscated_description,
         "model": cfg.model.name,
         "review_model": cfg.model.review or cfg.model.name,
+        "plan_model": cfg.model.plan or cfg.model.name,
         "strategy": cfg.search.strategy,
         "operators": parts.operators.name,  # what ran: a model (baseline) brings its own
         "sandbox": parts.sandbox.name,

@@ -268,6 +268,7 @@ class RunSummary(_Section):
     obfuscated_description: bool | None = None
     model: str | None = None
     review_model: str | None = None
+    plan_model: str | None = None
     strategy: str | None = None
     operators: str | None = None  # the operator set that ran (a model may bring its own)
     sandbox: str | None = None

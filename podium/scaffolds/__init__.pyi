@@ -7,6 +7,7 @@ from .loop import RunEvents as RunEvents
 from .loop import Search as Search
 from .loop import SearchParts as SearchParts
 from .loop import submission_problem as submission_problem
+from .model_calls import RoleModels as RoleModels
 from .operators import LLMOperators as LLMOperators
 from .prompts import Prompts as Prompts
 from .prompts import validate_prompt_overrides as validate_prompt_overrides

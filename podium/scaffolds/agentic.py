@@ -37,7 +37,7 @@ from typing import Any
 from podium.errors import CostLimitReached, ModelError, ModelFatalError
 from podium.formats.notebook import Notebook, NotebookMeta
 from podium.interfaces import KernelSession, OperatorContext, OperatorSet, Proposal
-from podium.records import ExecResult, ExecStatus, Message, ModelRequest, ToolCall, ToolSpec
+from podium.records import CODE, ExecResult, ExecStatus, Message, ModelRequest, ToolCall, ToolSpec
 from podium.scaffolds.operators import LLMOperators, format_duration
 from podium.scaffolds.prompts import Prompts
 
@@ -157,7 +157,7 @@ class AgenticOperators(OperatorSet):
                 talk.ending = "its time (exec.timeout) ran out"
                 return
             try:
-                response = await ctx.model.ask(self._request(talk), role="code")
+                response = await ctx.model.ask(self._request(talk), role=CODE)
             except ModelFatalError:
                 raise
             except (CostLimitReached, ModelError) as exc:

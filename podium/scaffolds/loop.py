@@ -61,7 +61,6 @@ from podium.formats.rundir import RunDir
 from podium.interfaces import (
     SUBMISSION,
     SUBMISSION_WRITTEN,
-    Backend,
     BudgetView,
     HeldOutScore,
     Holdout,
@@ -78,7 +77,7 @@ from podium.plugins import ModelGateway
 from podium.records import Action, ExecResult, FreshRun, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, review
 from podium.scaffolds.execution import execute_solution, open_kernel_session
-from podium.scaffolds.model_calls import CallRecorder
+from podium.scaffolds.model_calls import CallRecorder, RoleModels
 from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.spending import Spending
 from podium.tree import SearchTree
@@ -125,8 +124,7 @@ class SearchParts:
     strategy: Strategy
     operators: OperatorSet
     sandbox: Sandbox
-    code_model: Backend | None  # None: the operator set writes code itself (``baseline``)
-    review_model: Backend | None  # None: judged by the metric line and hard checks alone
+    models: RoleModels  # by role; no code model: the operator set writes code (``baseline``)
     prompts: Prompts
     events: RunEvents
     gateway: ModelGateway = field(default_factory=ModelGateway)
@@ -135,10 +133,9 @@ class SearchParts:
     async def aclose(self) -> None:
         """Close the models and the sandbox (its kernels); a part that fails to close is
         skipped, so the others still are."""
-        for part in (self.code_model, self.review_model, self.sandbox):
-            if part is not None:
-                with contextlib.suppress(Exception):
-                    await part.aclose()
+        await self.models.aclose()
+        with contextlib.suppress(Exception):
+            await self.sandbox.aclose()
 
 
 @dataclass(frozen=True)
@@ -283,16 +280,42 @@ class Search:
         action = self.parts.strategy.next_action(self.tree, self.rng)
         if action is None:
             return None
-        if action.operator not in self.parts.operators.operators:
-            raise PluginError(
-                f"strategy {self.parts.strategy.name} asked for operator "
-                f"{action.operator!r}, which operator set {self.parts.operators.name} lacks"
-            )
-        node = Node(id=self.next_id, parent_ids=action.parent_ids, operator=action.operator)
+        self._check_action(action)
+        node = Node(
+            id=self.next_id,
+            parent_ids=action.parent_ids,
+            ref_ids=action.ref_ids,
+            operator=action.operator,
+        )
         self.next_id += 1
         self.unfinished.add(node.id)
         self.journal.begin(node, before, self.rng.getstate(), self.elapsed())
         return node
+
+    def _check_action(self, action: Action) -> None:
+        """A strategy's action names an operator the set has, and parents and references that
+        are finished nodes of the tree (a reference never also a parent): a plugin's mistake
+        stops the run with its name, not later with a KeyError inside a node."""
+        strategy, operators = self.parts.strategy.name, self.parts.operators
+        if action.operator not in operators.operators:
+            raise PluginError(
+                f"strategy {strategy} asked for operator {action.operator!r}, which operator "
+                f"set {operators.name} lacks"
+            )
+        for kind, ids in (("parent", action.parent_ids), ("reference", action.ref_ids)):
+            unknown = [i for i in ids if i not in self.tree]
+            if unknown:
+                raise PluginError(
+                    f"strategy {strategy} named {kind} node {unknown[0]}, which is not a "
+                    "finished node of the tree"
+                )
+        if len(set(action.ref_ids)) < len(action.ref_ids) or set(action.ref_ids) & set(
+            action.parent_ids
+        ):
+            raise PluginError(
+                f"strategy {strategy} cited a node twice, or cited a parent as a reference "
+                f"(parents {list(action.parent_ids)}, references {list(action.ref_ids)})"
+            )
 
     def _may_decide(self) -> bool:
         """Eager: always. Reproducible: once nodes ``1 .. n - workers`` are all admitted (in id
@@ -420,7 +443,10 @@ class Search:
                 self.journal.update(interrupted, self.elapsed())
             raise
         timings = node.timings.model_copy(
-            update={"total_s": time.perf_counter() - t0, "review_model_s": client.review_s}
+            update={
+                "total_s": time.perf_counter() - t0,
+                "review_model_s": client.model_s(reviewing=True),
+            }
         )
         return node.model_copy(update={"usage": client.usage, "timings": timings})
 
@@ -431,8 +457,7 @@ class Search:
             journal=self.journal,
             spending=self.spending,
             gateway=self.parts.gateway,
-            code_model=self.parts.code_model,
-            review_model=self.parts.review_model,
+            models=self.parts.models,
             next_seq=self.seq,
         )
 
@@ -444,6 +469,7 @@ class Search:
             task=self.parts.task,
             action=_action_of(node),
             parents=parents,
+            refs=[self.tree.get(r) for r in node.ref_ids],
             tree=self._tree_seen_by(node),
             environment=await self.parts.sandbox.environment(),
             budget=BudgetView(  # counted by id: the same whichever node finished first
@@ -472,7 +498,7 @@ class Search:
             problem = proposal.problem or f"the task is beyond {self.parts.operators.name}"
             self.beyond = (problem, proposal.beyond)
         problem = problem or proposal.problem or (None if proposal.code.strip() else "no code")
-        timings = node.timings.model_copy(update={"model_s": client.code_s})
+        timings = node.timings.model_copy(update={"model_s": client.model_s(reviewing=False)})
         node = node.model_copy(
             update={"plan": proposal.plan, "code": proposal.code, "timings": timings,
                     "state": NodeState.EXECUTING}
@@ -554,7 +580,7 @@ class Search:
         self.journal.update(node, self.elapsed())
         opinion: review.ModelReview | str | None = None
         try:
-            if self.parts.review_model is not None:
+            if self.parts.models.reviews:
                 opinion = await review.ask_model(
                     task, node.code, result, client, self.parts.prompts
                 )
@@ -730,4 +756,4 @@ def _id(node: Node) -> int:
 
 
 def _action_of(node: Node) -> Action:
-    return Action(operator=node.operator, parent_ids=node.parent_ids)
+    return Action(operator=node.operator, parent_ids=node.parent_ids, ref_ids=node.ref_ids)

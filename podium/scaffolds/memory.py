@@ -6,7 +6,7 @@ gets (AIDE's memory grew without bound).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from podium.records import Node
 from podium.tree import SearchTree
@@ -27,6 +27,35 @@ def good_nodes(tree: SearchTree, budget_chars: int, exclude: tuple[int, ...] = (
         return f"- {about} (validation metric {node.metric.value:.6g})"
 
     return _within_budget((line(n) for n in good), budget_chars, "(none yet)")
+
+
+def references(refs: Sequence[Node], budget_chars: int) -> str:
+    """The nodes an action cites beyond its parents, as a prompt section, or "" for none (the
+    prompt is then exactly what it was before references existed, so old records replay).
+
+    One reference is shown with its plan and code, a technique to take from it; several with
+    a line each (what was tried, how it scored) within ``budget_chars``, as MLEvolve's fusion
+    shows one trajectory with its code and several without.
+    """
+    if not refs:
+        return ""
+    if len(refs) == 1:
+        ref = refs[0]
+        body = (
+            f"{_ref_line(ref)}\nPlan: {ref.plan or '(none)'}\n\n```python\n{ref.code.rstrip()}\n```"
+        )
+    else:
+        body = _within_budget((_ref_line(r) for r in refs), budget_chars, "(none fit)")
+    return f"\n# Solutions from elsewhere in the search to draw on\n{body}\n"
+
+
+def _ref_line(node: Node) -> str:
+    if node.is_good and node.metric is not None:
+        result = f"validation metric {node.metric.value:.6g}"
+    else:
+        result = f"failed: {first_sentences(node.bug_reason or 'no result', 200)}"
+    about = first_sentences(node.summary or node.plan)
+    return f"- node {node.id} ({node.operator}, {result}): {about}"
 
 
 def debug_history(tree: SearchTree, parent: Node, budget_chars: int) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from podium.errors import ModelContextLengthError
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
-from podium.records import Message, ModelRequest, Node
+from podium.records import CODE, Message, ModelRequest, Node
 from podium.scaffolds import data_preview, memory
 from podium.scaffolds.parsing import compiles, extract
 from podium.scaffolds.prompts import Prompts, rules_section
@@ -72,7 +72,10 @@ class LLMOperators(OperatorSet):
             "packages": ", ".join(f"{k} {v}" for k, v in ctx.environment.packages.items())
             or "the Python standard library only",
             "budget": budget_line(ctx),
-            "memory": memory.good_nodes(ctx.tree, self.memory_chars, ctx.action.parent_ids),
+            "memory": memory.good_nodes(
+                ctx.tree, self.memory_chars, ctx.action.parent_ids + ctx.action.ref_ids
+            ),
+            "references": memory.references(ctx.refs, self.memory_chars),
             "rules": rules_section(task),
         }
         if ctx.parents:
@@ -107,9 +110,9 @@ class LLMOperators(OperatorSet):
     async def propose(self, ctx: OperatorContext) -> Proposal:
         values = self.values(ctx)
         try:
-            response = await ctx.model.ask(self.request(ctx, values), role="code")
+            response = await ctx.model.ask(self.request(ctx, values), role=CODE)
         except ModelContextLengthError:  # once, with the parts that can go shortened
-            response = await ctx.model.ask(self.request(ctx, shortened(values)), role="code")
+            response = await ctx.model.ask(self.request(ctx, shortened(values)), role=CODE)
         parsed = extract(response.text)
         problem = parsed.problem
         if response.truncated and not problem and not compiles(parsed.code):

@@ -39,7 +39,7 @@ $task_description
 
 # Data
 $data_preview
-
+$references
 # Earlier solutions
 $memory
 
@@ -68,7 +68,7 @@ Output (end):
 $parent_output
 ```
 Validation metric: $parent_metric ($direction)
-
+$references
 # Earlier solutions
 $memory
 
@@ -95,7 +95,7 @@ Output (end):
 $parent_output
 ```
 Why it failed: $bug_reason
-
+$references
 # Earlier attempts to fix it
 $debug_history
 
@@ -132,7 +132,7 @@ Plan: $other_plan
 $other_code
 ```
 Validation metric: $other_metric ($direction)
-
+$references
 # Earlier solutions
 $memory
 
@@ -208,7 +208,15 @@ DEFAULTS: dict[str, str] = {
     "agentic_job": AGENTIC_JOB,
 }
 
-_COMMON = {"task_description", "data_preview", "memory", "budget", "metric_name", "direction"}
+_COMMON = {
+    "task_description",
+    "data_preview",
+    "memory",
+    "references",  # the action's reference nodes; "" without (the prompt is then as it was)
+    "budget",
+    "metric_name",
+    "direction",
+}
 _PARENT = {"parent_plan", "parent_code", "parent_output", "parent_metric"}
 _OTHER = {"other_plan", "other_code", "other_metric"}  # a crossover's second parent
 PLACEHOLDERS: dict[str, frozenset[str]] = {

@@ -18,6 +18,7 @@ from typing import Any
 from podium.errors import ModelContextLengthError, ModelError, ModelFatalError
 from podium.interfaces import ModelClient, Task
 from podium.records import (
+    REVIEW,
     ExecResult,
     ExecStatus,
     Message,
@@ -134,13 +135,13 @@ async def _ask(
     model: ModelClient, prompts: Prompts, values: dict[str, str], task: Task, result: ExecResult
 ) -> ModelResponse:
     try:
-        return await model.ask(_request(prompts, values), role="review")
+        return await model.ask(_request(prompts, values), role=REVIEW)
     except ModelContextLengthError:  # once more, with the long parts cut
         short = values | {
             "task_description": tail(task.description, SHORT_DESCRIPTION_CHARS),
             "output": tail(result.output, SHORT_OUTPUT_CHARS),
         }
-        return await model.ask(_request(prompts, short), role="review")
+        return await model.ask(_request(prompts, short), role=REVIEW)
 
 
 def _request(prompts: Prompts, values: dict[str, str]) -> ModelRequest:

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from podium.formats import RunState
-from podium.records import ExecStatus, Finish, Message, NodeState, ToolCall, Usage
+from podium.records import ExecStatus, Finish, Message, NodeState, Role, ToolCall, Usage
 from podium.viewer.notebook import CellKind
 from podium.viewer.run_data import NodeKind
 
@@ -246,7 +246,7 @@ class Answer(Document):
 class Call(Document):
     """One model call of the node: every message sent and the answer received."""
 
-    role: Literal["code", "review"]
+    role: Role
     seq: int
     model: str
     attempts: int

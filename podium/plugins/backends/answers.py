@@ -11,18 +11,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from podium.errors import ModelError, ModelFatalError, UserError
-from podium.records import Finish, ModelCall, ModelRequest, ModelResponse, ToolCall, Usage
+from podium.records import (
+    CODE,
+    Finish,
+    ModelCall,
+    ModelRequest,
+    ModelResponse,
+    Role,
+    ToolCall,
+    Usage,
+)
 
 
 class RecordedAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    role: Literal["code", "review"] = "code"
+    role: Role = CODE
     text: str = ""
     tool_call: ToolCall | None = None
     usage: Usage | None = None
