@@ -141,6 +141,11 @@ class SearchSection(Section):
     strategy: str = "greedy"
     operators: str = "llm"
     memory_chars: int = Field(4000, ge=0, description="size budget of earlier-nodes memory")
+    planning: Literal["joint", "separate"] = Field(
+        "joint",
+        description="llm operators: joint (one call writes plan and code) or separate (the "
+        "plan model plans, then the code model codes that plan)",
+    )
     final_top_k: int = Field(
         1, ge=1, description="> 1: re-run the k best on a fresh kernel, submit the best mean"
     )

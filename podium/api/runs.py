@@ -300,6 +300,7 @@ def _resolve(
     operators = spec.create(
         {
             "memory_chars": cfg.search.memory_chars,
+            "planning": cfg.search.planning,
             "prompts": cfg.prompts,
             "agentic": cfg.agentic.model_dump(),
         }

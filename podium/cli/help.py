@@ -68,6 +68,7 @@ CHOICES: dict[str, tuple[str, Callable[[Registry], str]]] = {
     "model": ("Choices", lambda r: r.model_choices()),
     "models": ("Choices", lambda r: r.model_choices()),
     "review_model": ("Choices", _chat_models),
+    "plan_model": ("Choices", _chat_models),
     "task": ("Benchmarks", lambda r: ", ".join(r.benchmarks)),
     "tasks": ("Benchmarks", lambda r: ", ".join(r.benchmarks)),
     "benchmark": ("Choices", lambda r: ", ".join(r.benchmarks)),

@@ -48,6 +48,10 @@ def run(
     review_model: Annotated[
         str | None, typer.Option(help="Review model: provider/model.  [default: --model]")
     ] = None,
+    plan_model: Annotated[
+        str | None,
+        typer.Option(help="Planning model (with -o search.planning=separate).  [default: --model]"),
+    ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="An OpenAI-compatible server: http://localhost:8000/v1.")
     ] = None,
@@ -118,6 +122,7 @@ def run(
 
     flags: dict[str, Any] = {
         "task": task, "model.name": model, "model.review": review_model,
+        "model.plan": plan_model,
         "model.base_url": base_url, "model.replay": replay, "model.replay_miss": replay_miss,
         "search.strategy": strategy, "budget.steps": steps, "budget.time": time,
         "budget.cost": cost, "exec.timeout": timeout, "workers": workers, "seed": seed,

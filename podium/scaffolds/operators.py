@@ -1,9 +1,14 @@
 """The LLM operator set: draft, improve, debug and crossover as prompts to the code model.
 
 Each operator renders its template from the task, a data preview, the solutions' packages,
-what is left of the budget, its parent(s) and a bounded memory, asks the model once, and parses
-a plan and code out of the answer. A crossover has two parents: the first fills the
-``parent_*`` values, the second the ``other_*`` ones.
+what is left of the budget, its parent(s), the nodes it cites and a bounded memory, asks the
+model, and parses a plan and code out of the answer. A crossover has two parents: the first
+fills the ``parent_*`` values, the second the ``other_*`` ones.
+
+``planning`` says who plans. ``joint`` (AIDE's way): one code call writes the plan and the
+code. ``separate`` (MLEvolve's planner and coder): the same prompt goes first to the ``plan``
+role, which answers with a plan only (``plan_job``), then to the ``code`` role with that plan
+to implement (``code_job``); the node's plan is the planner's.
 """
 
 from __future__ import annotations
@@ -11,15 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from podium.errors import ModelContextLengthError
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
-from podium.records import CODE, Message, ModelRequest, Node
+from podium.records import CODE, PLAN, Message, ModelRequest, ModelResponse, Node
 from podium.scaffolds import data_preview, memory
 from podium.scaffolds.parsing import compiles, extract
 from podium.scaffolds.prompts import Prompts, rules_section
 from podium.scaffolds.review import direction, tail
+
+Planning = Literal["joint", "separate"]
 
 PARENT_OUTPUT_CHARS = 4000
 SHORT_PREVIEW_CHARS = 1500  # after a context-length error
@@ -57,9 +64,12 @@ class LLMOperators(OperatorSet):
     name = "llm"
     operators = ("draft", "improve", "debug", "crossover")
 
-    def __init__(self, prompts: Prompts, memory_chars: int = 4000) -> None:
+    def __init__(
+        self, prompts: Prompts, memory_chars: int = 4000, planning: Planning = "joint"
+    ) -> None:
         self.prompts = prompts
         self.memory_chars = memory_chars
+        self.planning = planning
 
     def values(self, ctx: OperatorContext) -> dict[str, str]:
         task = ctx.task
@@ -99,20 +109,43 @@ class LLMOperators(OperatorSet):
             }
         return values
 
-    def request(self, ctx: OperatorContext, values: Mapping[str, str]) -> ModelRequest:
+    def request(
+        self, ctx: OperatorContext, values: Mapping[str, str], system: str = "system", job: str = ""
+    ) -> ModelRequest:
+        """The operator's prompt under the ``system`` template, with the ``job`` template (a
+        separate planner's or coder's instructions) after it."""
+        user = self.prompts.render(ctx.action.operator, values)
+        if job:
+            user += self.prompts.render(job, values)
         return ModelRequest(
             messages=[
-                Message(role="system", content=self.prompts.render("system", values)),
-                Message(role="user", content=self.prompts.render(ctx.action.operator, values)),
+                Message(role="system", content=self.prompts.render(system, values)),
+                Message(role="user", content=user),
             ]
         )
 
+    async def ask(
+        self, ctx: OperatorContext, values: Mapping[str, str], role: str, **template: str
+    ) -> ModelResponse:
+        """One call under ``role``; after a context-length error, once more with the parts
+        that can go shortened."""
+        try:
+            return await ctx.model.ask(self.request(ctx, values, **template), role=role)
+        except ModelContextLengthError:
+            return await ctx.model.ask(self.request(ctx, shortened(values), **template), role=role)
+
     async def propose(self, ctx: OperatorContext) -> Proposal:
         values = self.values(ctx)
-        try:
-            response = await ctx.model.ask(self.request(ctx, values), role=CODE)
-        except ModelContextLengthError:  # once, with the parts that can go shortened
-            response = await ctx.model.ask(self.request(ctx, shortened(values)), role=CODE)
+        plan = ""
+        if self.planning == "separate":
+            planned = await self.ask(ctx, values, PLAN, system="plan_system", job="plan_job")
+            plan = planned.text.strip()
+            if not plan:
+                return Proposal("", "", problem="the planner gave no plan")
+            values = {**values, "plan": plan}
+            response = await self.ask(ctx, values, CODE, job="code_job")
+        else:
+            response = await self.ask(ctx, values, CODE)
         parsed = extract(response.text)
         problem = parsed.problem
         if response.truncated and not problem and not compiles(parsed.code):
@@ -120,7 +153,7 @@ class LLMOperators(OperatorSet):
                 "the answer was cut off at the model's token limit: the code is incomplete "
                 "(raise model.max_tokens, or ask for shorter code)"
             )
-        return Proposal(plan=parsed.plan, code=parsed.code, problem=problem)
+        return Proposal(plan=plan or parsed.plan, code=parsed.code, problem=problem)
 
 
 def shortened(values: Mapping[str, str]) -> dict[str, str]:
@@ -145,5 +178,7 @@ def _head(text: str, limit: int) -> str:
 
 def create(search: Mapping[str, Any]) -> LLMOperators:
     return LLMOperators(
-        Prompts(search.get("prompts") or {}), memory_chars=int(search.get("memory_chars", 4000))
+        Prompts(search.get("prompts") or {}),
+        memory_chars=int(search.get("memory_chars", 4000)),
+        planning=search.get("planning", "joint"),
     )

@@ -172,6 +172,28 @@ AGENTIC_JOB = """\
 Do this job in the kernel with run_cell, not by answering with code: the code shown above is \
 for reading, nothing of it has run in your kernel yet. Call finish when you are done."""
 
+PLAN_SYSTEM = """\
+You are an expert machine-learning engineer competing in a Kaggle-style competition. You plan \
+solutions; a coder writes each one from your plan, as a complete Python program that runs from \
+scratch in a fresh Jupyter kernel, reads ./input/, writes ./submission/submission.csv, and \
+prints its validation score ($metric_name, $direction). One execution may run for at most \
+$exec_timeout. Installed packages: $packages.
+$rules"""
+
+PLAN_JOB = """\
+
+# How to answer
+Do not write the code: a coder implements your plan. Answer with the plan only, concrete \
+enough to implement without guessing (data handling, features, model and its key settings, \
+validation), in at most 10 sentences."""
+
+CODE_JOB = """\
+
+# The plan to implement
+$plan
+
+Implement exactly this plan. Restate it in one or two sentences, then give the complete code."""
+
 REVIEW_SYSTEM = """\
 You review one execution of a solution to a machine-learning competition. Report your verdict by \
 calling the function submit_review."""
@@ -202,6 +224,9 @@ DEFAULTS: dict[str, str] = {
     "improve": IMPROVE,
     "debug": DEBUG,
     "crossover": CROSSOVER,
+    "plan_system": PLAN_SYSTEM,
+    "plan_job": PLAN_JOB,
+    "code_job": CODE_JOB,
     "review_system": REVIEW_SYSTEM,
     "review": REVIEW,
     "agentic_system": AGENTIC_SYSTEM,
@@ -225,6 +250,9 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "improve": frozenset(_COMMON | _PARENT),
     "debug": frozenset(_COMMON | _PARENT | {"bug_reason", "debug_history"}),
     "crossover": frozenset(_COMMON | _PARENT | _OTHER),
+    "plan_system": frozenset({"metric_name", "direction", "exec_timeout", "packages", "rules"}),
+    "plan_job": frozenset(),
+    "code_job": frozenset({"plan"}),
     "review_system": frozenset({"metric_name", "direction"}),
     "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
     "agentic_system": frozenset(

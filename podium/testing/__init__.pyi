@@ -8,5 +8,6 @@ from .scripted import cell_call as cell_call
 from .scripted import code_answer as code_answer
 from .scripted import finish_call as finish_call
 from .scripted import node_answers as node_answers
+from .scripted import plan_answer as plan_answer
 from .scripted import review_answer as review_answer
 from .scripted import write_script as write_script

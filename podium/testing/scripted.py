@@ -1,7 +1,8 @@
 """Writing files for the ``scripted:`` model: a whole model session as a list of answers.
 
 The format is that of ``podium calls export`` (see docs/backends.md); these helpers build the
-common lines. The n-th code call of a run gets the n-th ``code`` line, likewise for reviews.
+common lines. The n-th code call of a run gets the n-th ``code`` line, likewise for the other
+roles (``plan``, ``review``, an operator's own).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from typing import Any
 def code_answer(code: str, plan: str = "A plan.", **extra: Any) -> dict[str, Any]:
     """A code model's answer: the plan, then the code in a fenced block."""
     return {"role": "code", "text": f"{plan}\n\n```python\n{code}```\n", **extra}
+
+
+def plan_answer(plan: str, **extra: Any) -> dict[str, Any]:
+    """A planner's answer (``search.planning = "separate"``): the plan alone, in prose."""
+    return {"role": "plan", "text": plan, **extra}
 
 
 def review_answer(

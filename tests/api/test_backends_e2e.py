@@ -101,3 +101,61 @@ def test_cli_run_with_base_url_reports_calls_and_cost(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "2 model calls" in done.stdout and "$0.0" in done.stdout
+
+
+PLAN_TEXT = "Plan: copy the sample submission and print the validation line."
+
+
+def test_planner_coder_and_reviewer_answer_on_their_own_wires_and_are_billed_apart(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search.planning = separate: the plan role (Anthropic's wire), then the code role
+    (OpenAI's), then the review role (litellm), each recorded and costed under its role; and a
+    replay of the run, with no server at all, asks the same calls and gets the same nodes."""
+    models = {"plan": "anthropic/claude-sonnet-4-6", "name": "openai/gpt-4.1",
+              "review": "litellm/openai/gpt-4.1-mini"}  # fmt: skip
+    config = run_config(Path("unused"), tmp_path / "run", data_dir, steps=2,
+                        search={"planning": "separate"})  # fmt: skip
+    config["model"] = {**models, "retry_wait": 0.01}
+    with (
+        FakeAnthropic(responder=lambda _: Reply.text(PLAN_TEXT)) as planner,
+        FakeOpenAI(responder=agent_responder()) as coder,
+    ):
+        for var, value in [("ANTHROPIC_API_KEY", planner.api_key), ("ANTHROPIC_BASE_URL",
+                           planner.url), ("OPENAI_API_KEY", coder.api_key),
+                           ("OPENAI_BASE_URL", coder.url)]:  # fmt: skip
+            monkeypatch.setenv(var, value)
+        result = api.run(config)
+    assert planner.problems == [] and coder.problems == []
+    assert all("Do not write the code" in r.prompt_text for r in planner.received)
+    to_code = [r.prompt_text for r in coder.received if r.forced_tool != "submit_review"]
+    assert len(to_code) == 2 and all(f"# The plan to implement\n{PLAN_TEXT}" in t for t in to_code)
+
+    journal = Journal.open(result.run_dir / "journal.sqlite")
+    calls = [(c.node_id, c.role, c.model) for c in journal.calls()]
+    nodes = journal.nodes(NodeState.DONE)
+    journal.close()
+    assert calls == [
+        (n, role, models["name" if role == "code" else role])
+        for n in (1, 2)
+        for role in ("plan", "code", "review")
+    ]
+    assert [n.plan for n in nodes] == [PLAN_TEXT] * 2 and all(n.is_good for n in nodes)
+    s = result.summary
+    assert (s["plan_model"], s["review_model"]) == (models["plan"], models["review"])
+    by_role = s["usage"]["by_role"]
+    assert {r: u["calls"] for r, u in by_role.items()} == {"code": 2, "plan": 2, "review": 2}
+    assert all(u["cost_usd"] > 0 for u in by_role.values())
+    assert sum(u["cost_usd"] for u in by_role.values()) == pytest.approx(s["usage"]["cost_usd"])
+
+    replay = run_config(Path("unused"), tmp_path / "again", data_dir, steps=2,
+                        search={"planning": "separate"},
+                        model={"name": "baseline", "replay": str(result.run_dir)})  # fmt: skip
+    again = api.run(replay)
+    journal = Journal.open(again.run_dir / "journal.sqlite")
+    assert [(c.node_id, c.role, c.model) for c in journal.calls()] == calls
+    assert all(c.response and c.response.replayed for c in journal.calls())
+    assert [(n.plan, n.code) for n in journal.nodes(NodeState.DONE)] == [
+        (n.plan, n.code) for n in nodes
+    ]
+    journal.close()
