@@ -65,6 +65,7 @@ def disclosure(runs: RunSet) -> dict[str, Any]:
         "models": {
             "code": sorted({c.model for c in runs.grid}),
             "review": sorted({r.review_model or r.model for r in existing}),
+            "plan": sorted({r.plan_model or r.model for r in existing}),
         },
         "strategies": {s: _strategy(s, existing, summaries) for s in runs.strategies()},
         "budgets": distinct(existing, _budget),
@@ -211,7 +212,7 @@ def plugin_providers() -> Providers | None:
 def used_names(run: Run, summary: RunSummary) -> set[tuple[str, str]]:
     """The (kind, name) of everything a plugin could have provided to the run."""
     names = {("strategy", run.strategy), ("benchmark", run.task.split("/", 1)[0])}
-    for model in {run.model, run.review_model or run.model}:
+    for model in {run.model, run.review_model or run.model, run.plan_model or run.model}:
         names.add(("backend", model))
         cuts = [i for i in (model.find("/"), model.find(":")) if i > 0]
         if cuts:
@@ -309,7 +310,10 @@ def card_markdown(card: dict[str, Any]) -> str:
     tasks = card["tasks"]
     lines.append(f"- Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}")
     models = card["models"]
-    lines.append(f"- Models: code {_codes(models['code'])}; review {_codes(models['review'])}")
+    roles = f"code {_codes(models['code'])}; review {_codes(models['review'])}"
+    if models.get("plan", models["code"]) != models["code"]:  # a card from before: no plan
+        roles += f"; plan {_codes(models['plan'])}"
+    lines.append(f"- Models: {roles}")
     lines.append(f"- Seeds: {', '.join(map(str, card['seeds']))}")
     lines.append(f"- Runs: {card['runs']} of {card['expected_runs']} expected have a summary")
     lines.extend(_attempt_lines(card["attempts"]))

@@ -75,6 +75,7 @@ class Run:
     strategy: str
     model: str
     review_model: str | None
+    plan_model: str | None
     seed: int
     status: str  # finished | failed | interrupted | running
     sandbox: str | None
@@ -181,6 +182,7 @@ def _record(rd: RunDir, summary: RunSummary, grade: dict[str, Any]) -> Run:
         strategy=_required(summary.strategy, "strategy"),
         model=_required(summary.model, "model"),
         review_model=summary.review_model,
+        plan_model=summary.plan_model,
         seed=summary.seed or 0,
         status=summary.status or "running",
         sandbox=summary.sandbox,

@@ -55,7 +55,8 @@ def missing_reason(runs: RunSet, cell: Cell) -> str | None:
 
 def budget_of(run: Run) -> dict[str, Any]:
     """The budget a run was configured with (not what it used): steps, time, cost, the per-node
-    timeout and the review model (the code model is a grid axis, compared group by group)."""
+    timeout and the review and planning models (the code model is a grid axis, compared group
+    by group)."""
     budget = run.config.get("budget") or run.budget or {}
     return {
         "steps": budget.get("steps"),
@@ -63,6 +64,7 @@ def budget_of(run: Run) -> dict[str, Any]:
         "cost": budget.get("cost"),
         "exec_timeout": (run.config.get("exec") or {}).get("timeout"),
         "review_model": run.review_model or run.model,
+        "plan_model": run.plan_model or run.model,
     }
 
 
