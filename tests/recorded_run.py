@@ -1,6 +1,7 @@
 """A recorded run written through the real journal API, for the viewer, ``show`` and ``rerun``
-tests: every node kind, a crossover (two parents), model calls with prompts and a review, and
-hostile content (HTML and ``<script>`` in code, output, plans and reasons) that must stay text.
+tests: every node kind, a crossover (two parents), nodes citing others (reference edges),
+model calls with prompts and a review, and hostile content (HTML and ``<script>`` in code,
+output, plans and reasons) that must stay text.
 Beside it, :func:`write_agentic_run`: a run of one agentic node, whose record is a notebook (its
 cells, outputs, errors and the model's words, hostile too) and whose model calls carry turns.
 
@@ -66,6 +67,7 @@ class RecordedRun:
     buggy: dict[int, str]  # buggy node id -> its bug reason
     running: int  # a node still executing (live only while the run's lock is held)
     node_count: int
+    refs: dict[int, tuple[int, ...]]  # node id -> the nodes it cites beyond its parents
 
 
 def _metric(value: float) -> Metric:
@@ -121,11 +123,13 @@ def _new_run(root: Path, search: str) -> tuple[RunDir, Journal]:
     return rd, Journal.create(rd.journal, {"podium_version": "test", "task_id": "toy"})
 
 
-def write_recorded_run(root: Path) -> RecordedRun:
+def write_recorded_run(root: Path, *, refs: bool = True) -> RecordedRun:
     """Seven nodes: drafts 1 (good) and 2 (buggy), debug 3 of 2, improve 4 of 1, crossover 5 of
-    3 and 4 (the best), improve 6 of 5 (timed out: buggy), improve 7 of 5 (still executing)."""
+    3 and 4 (the best), improve 6 of 5 citing 1 and 3 (timed out: buggy), improve 7 of 5 citing
+    6 (still executing). ``refs=False``: the same run with no reference edge."""
     rd, journal = _new_run(root, 'strategy = "evolutionary"')
     rng = random.Random(0).getstate()
+    cited: dict[int, tuple[int, ...]] = {6: (1, 3), 7: (6,)} if refs else {}
     ok = ExecResult(status=ExecStatus.OK, output="VALIDATION_METRIC: 0.7\n", duration_s=2.0)
     specs: list[dict[str, object]] = [
         {"operator": "draft", "parents": (), "metric": 0.71, "code": XSS_CODE, "plan": XSS_PLAN,
@@ -149,6 +153,7 @@ def write_recorded_run(root: Path) -> RecordedRun:
     for node_id, spec in enumerate(specs, start=1):
         code = str(spec["code"])
         node = Node(id=node_id, parent_ids=spec["parents"], operator=str(spec["operator"]),  # type: ignore[arg-type]
+                    ref_ids=cited.get(node_id, ()),
                     created_at=START + timedelta(minutes=node_id))  # fmt: skip
         journal.begin(node, rng, rng, elapsed_s=float(node_id))
         rd.reset_node(node_id)
@@ -200,7 +205,19 @@ def write_recorded_run(root: Path) -> RecordedRun:
     return RecordedRun(
         root=root, best=best, best_path=frozenset({1, 2, 3, 4, 5}), crossover=5, buggy=buggy,
         running=7, node_count=len(specs),
+        refs=cited,
     )  # fmt: skip
+
+
+def cite(root: Path, node_id: int, refs: tuple[int, ...]) -> None:
+    """Rewrite node ``node_id``'s references in the run's journal, as a damaged or hand-made
+    journal may hold them (any ids: unknown, later, its own, a parent's)."""
+    journal = Journal.open(RunDir(root).journal)
+    try:
+        (node,) = journal.nodes_by_id([node_id]).values()
+        journal.update(node.model_copy(update={"ref_ids": refs}), float(node_id))
+    finally:
+        journal.close()
 
 
 # --- an agentic node: its notebook --------------------------------------------------------------

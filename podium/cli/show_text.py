@@ -111,7 +111,8 @@ def _grade(grade: SummaryGrade) -> str:
 
 
 def tree(view: RunView) -> Tree:
-    """Each node under its first parent (a crossover notes its others), in id order."""
+    """Each node under its first parent (a crossover notes its others, a node citing others
+    its references: ``RunView.refs``), in id order."""
     tree = Tree(Text(f"search tree ({len(view.nodes)} nodes)", style="bold"))
     ids = {n.id for n in view.nodes}
     branches: dict[int, Tree] = {}
@@ -133,6 +134,9 @@ def _tree_label(view: RunView, node: Node) -> Text:
     others = node.parent_ids[1:]
     if others:
         label.append(" + " + ", ".join(map(str, others)), style="dim")
+    refs = view.refs(node)
+    if refs:
+        label.append("  cites " + ", ".join(map(str, refs)), style="dim")
     label.append("  ")
     label.append(_result(view, node), style=STYLES[kind] + (" bold" if on_path else ""))
     if node.timings.total_s:
@@ -215,6 +219,7 @@ def _node_meta(console: Console, view: RunView, node: Node) -> None:
     rows = [
         ("parents", ", ".join(map(str, node.parent_ids)) or "- (a draft)"),
         ("children", ", ".join(map(str, view.children(node.id))) or "-"),
+        *_references(view, node),
         ("step", str(node.step) if node.step is not None else "- (not finished)"),
         ("state", f"{node.state} (worker {node.worker})"),
         ("metric", f"{node.metric.value:.6g}" if node.metric else "-"),
@@ -234,6 +239,12 @@ def _node_meta(console: Console, view: RunView, node: Node) -> None:
         ("files", str(RunDir(view.root).node_dir(node.id))),
     ]  # fmt: skip
     print_columns(rows)
+
+
+def _references(view: RunView, node: Node) -> list[tuple[str, str]]:
+    """The nodes it cites and those citing it (reference edges), each row only where any."""
+    rows = [("references", view.refs(node)), ("cited by", view.cited_by(node.id))]
+    return [(name, ", ".join(map(str, ids))) for name, ids in rows if ids]
 
 
 def _heading(console: Console, title: str) -> None:

@@ -106,6 +106,31 @@ class RunView:
                 out.setdefault(parent, []).append(n.id)
         return out
 
+    def refs(self, node: Node) -> list[int]:
+        """The nodes ``node`` cites beyond its parents (``Node.ref_ids``, its reference
+        edges) that a reader draws: each once, in the journal's order, only an earlier node
+        the run holds and not a parent too. A damaged journal may name any id, but a
+        reference is to a node already finished when the action was chosen, so a later one
+        (or the node itself) is no reference."""
+        parents = set(node.parent_ids)
+        return [
+            r
+            for r in dict.fromkeys(node.ref_ids)
+            if r < node.id and r in self._by_id and r not in parents
+        ]
+
+    def cited_by(self, node_id: int) -> list[int]:
+        """The nodes whose :meth:`refs` hold ``node_id``, in id order (none is its child)."""
+        return self._cited_by.get(node_id, [])
+
+    @cached_property
+    def _cited_by(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for n in self.nodes:
+            for ref in self.refs(n):
+                out.setdefault(ref, []).append(n.id)
+        return out
+
     def live_output(self, node_id: int) -> str:
         """What a node still executing has printed so far (:meth:`read_output`)."""
         return self.read_output(self.root, node_id)

@@ -114,6 +114,7 @@ class LightNode(Document):
 
     id: int
     parents: list[int]
+    refs: list[int]  # the nodes it cites beyond its parents (``RunView.refs``); not parents
     operator: str
     state: NodeState
     kind: NodeKind
@@ -316,6 +317,7 @@ class NodeDetail(LightNode):
     has_submission: bool
     fresh: str | None  # an agentic node's fresh-kernel run, in one line
     children: list[int]
+    cited_by: list[int]  # the nodes whose ``refs`` hold this one
     usage: Usage
     timings: NodeTimings
     calls: list[Call]

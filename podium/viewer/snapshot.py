@@ -62,7 +62,8 @@ Light = TypeVar("Light", bound=LightNode)
 def run_json(view: RunView) -> RunJSON:
     """RunJSON: the run's header and every node (light) with its place in the graph
     (``layout``: x in slots, y in layers), and a ``version`` that changes whenever anything
-    else in it changes (the server's ETag; the page's "anything new?")."""
+    else in it changes (the server's ETag; the page's "anything new?"). A node's references
+    (``refs``) are drawn but never placed by: a node hangs under its parents only."""
     places = layout((n.id, n.parent_ids) for n in view.nodes)
     nodes = [
         _node(
@@ -175,6 +176,7 @@ def _node(model: type[Light], view: RunView, node: Node, limit: int, **more: Any
     return model(
         id=node.id,
         parents=list(node.parent_ids),
+        refs=view.refs(node),
         operator=node.operator,
         state=node.state,
         kind=view.kind(node),
@@ -227,6 +229,7 @@ def _detail(
         has_submission=node.has_submission,
         fresh=node.fresh.verdict() if node.fresh else None,  # an agentic node's fresh run
         children=view.children(node.id),
+        cited_by=view.cited_by(node.id),
         usage=node.usage,
         timings=NodeTimings(**timings.model_dump(), overhead_s=timings.overhead_s),
         calls=[_call(c) for c in calls],

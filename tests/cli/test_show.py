@@ -30,6 +30,7 @@ from tests.recorded_run import (
     XSS_WORDS,
     AgenticRun,
     RecordedRun,
+    cite,
     write_agentic_run,
 )
 from tests.support import podium_cli
@@ -92,6 +93,32 @@ def test_the_tree_shows_every_node_under_its_first_parent(recorded_run: Recorded
     assert "buggy: execution timed out after 60s" in line_of(out, 6)
     assert "interrupted (executing)" in line_of(out, 7)  # no process holds the run's lock
     assert "0.71  4.50s" in line_of(out, 1)
+
+
+def test_the_tree_and_a_node_note_its_references(recorded_run: RecordedRun) -> None:
+    """Node 6 cites 1 and 3, node 7 cites 6: the tree notes them beside the operator (7 still
+    hangs under its parent, not under 6), a node in full lists what it cites and who cites it;
+    a node with neither has no such rows."""
+    out = show(str(recorded_run.root)).output
+    assert "6 improve  cites 1, 3  buggy: execution timed out" in line_of(out, 6)
+    assert "7 improve  cites 6  interrupted" in line_of(out, 7)
+    assert indent(line_of(out, 7)) == indent(line_of(out, 6))
+    assert sum("cites" in line for line in out.splitlines()) == 2
+    six = show(str(recorded_run.root), "6").output
+    assert re.search(r"^references +1, 3$", six, re.M) and re.search(r"^cited by +7$", six, re.M)
+    assert re.search(r"^cited by +6$", show(str(recorded_run.root), "3").output, re.M)
+    assert "references" not in (two := show(str(recorded_run.root), "2").output), two
+    assert "cited by" not in two
+
+
+def test_a_damaged_journals_references_are_left_out(recorded_run: RecordedRun) -> None:
+    """Unknown, own, later and parent ids in a node's references: only the real one is shown."""
+    cite(recorded_run.root, 6, (99, 3, 6, 7, 5))
+    tree = show(str(recorded_run.root))
+    assert tree.exit_code == 0, tree.output
+    assert "6 improve  cites 3  buggy" in line_of(tree.output, 6)
+    node = show(str(recorded_run.root), "6")
+    assert node.exit_code == 0 and re.search(r"^references +3$", node.output, re.M), node.output
 
 
 def test_the_header_sums_the_run_up(recorded_run: RecordedRun) -> None:

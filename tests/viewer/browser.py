@@ -9,11 +9,13 @@ The DOM contract these checks hold the page (``podium/viewer/static/``) to:
 * graph: ``svg#graph``; a ``g.node[data-node-id]`` per node with its kind as a class (``good``
   ``buggy`` ``running`` ``interrupted``), plus ``best``, ``on-best-path``, ``selected``,
   ``filtered-out``; a ``<title>`` tooltip; the id and metric (or ✗) as its label; one
-  ``path.edge[data-from][data-to]`` per parent;
+  ``path.edge[data-from][data-to]`` per parent, and one ``path.edge.reference`` per node it
+  cites (``#legend-refs`` shown when there is any);
 * ``#node-list``: a ``tr[data-node-id]`` per node (same classes), with the bug reason;
 * filters: ``select#filter-operator``, ``select#filter-state`` (good, buggy, running,
   interrupted, best-path), ``input#filter-text``, ``#match-count`` (``k of N``); ``#goto-best``;
-* ``#detail[data-node-id]`` with ``#detail-title``, ``-meta``, ``-metric``, ``-bug``,
+* ``#detail[data-node-id]`` with ``#detail-title``, ``-meta`` (``references`` and ``cited by``
+  rows of ``button[data-goto]`` links where there are any), ``-metric``, ``-bug``,
   ``-summary``, ``-plan``, ``-code`` (``pre.hl``), ``-output``, ``-error``, ``-usage``,
   ``-timings``, ``-calls`` (a ``.call`` per model call, ``.message[data-role]``, ``.response``);
 * an agentic node's ``#sec-notebook`` (hidden for the others): ``#notebook-meta`` and
@@ -152,6 +154,14 @@ def wait_shown(page: Page, expected: set[int]) -> None:
         assert shown_ids(page, selector) == want, selector
 
 
+def edge_pairs(page: Page, selector: str) -> list[tuple[int, int]]:
+    """(from, to) of each edge ``selector`` finds."""
+    pairs = page.locator(selector).evaluate_all(
+        "es => es.map(e => [Number(e.dataset.from), Number(e.dataset.to)])"
+    )
+    return [(a, b) for a, b in pairs]
+
+
 def label(page: Page, node_id: int) -> str:
     """A graph node's visible label: its text without the <title> tooltip."""
     return str(
@@ -199,11 +209,17 @@ def check_graph(page: Page, run: RecordedRun) -> None:
     expect(page.locator("#run-status")).to_contain_text("finished")
     expect(page.locator("#node-count")).to_have_text(re.compile(rf"\b{run.node_count} nodes\b"))
     expect(page.locator("svg#graph")).to_be_visible()
-    edges = page.locator("path.edge").evaluate_all(
-        "es => es.map(e => [Number(e.dataset.from), Number(e.dataset.to)])"
-    )
+    edges = edge_pairs(page, "path.edge:not(.reference)")
     assert {tuple(e) for e in edges} == EDGES and len(edges) == len(EDGES)
     assert page.locator(f'path.edge[data-to="{run.crossover}"]').count() == 2
+    cited = {(r, node_id) for node_id, refs in run.refs.items() for r in refs}
+    assert sorted(edge_pairs(page, "path.edge.reference")) == sorted(cited), "references"
+    drawn = page.locator("path.edge.reference").evaluate_all("es => es.map(e => e.classList.value)")
+    assert set(drawn) == {"edge reference"}, drawn  # never drawn as the tree's or the path's
+    first = page.locator("#edge-layer > path").first
+    assert "reference" in (first.get_attribute("class") or ""), "references drawn under the tree"
+    expect(page.locator("#legend-refs")).to_be_visible()
+    assert "cites: #1, #3" in text(page, 'g.node[data-node-id="6"] > title')
     for node_id, kind in kinds(run).items():
         classes = node_classes(page, node_id)
         assert kind in classes, (node_id, classes)
@@ -269,6 +285,12 @@ def check_details(page: Page, run: RecordedRun) -> None:
     open_node(page, 6)
     expect(page.locator("#detail-bug")).to_contain_text("execution timed out after 60s")
     expect(page.locator("#detail-error")).to_contain_text("timed out after 60s")
+    meta = text(page, "#detail-meta")
+    assert "references#1#3" in meta and "cited by#7" in meta, meta  # links: dt, then buttons
+    page.locator('#detail-meta button[data-goto="3"]').click()  # a reference's link opens it
+    page.locator('#detail[data-node-id="3"]').wait_for()
+    meta = text(page, "#detail-meta")
+    assert "cited by#6" in meta and "references" not in meta, meta
     open_node(page, run.running)  # left executing by a run no longer live
     expect(page.locator("#detail-summary")).to_have_text("(interrupted before its review)")
 

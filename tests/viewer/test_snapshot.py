@@ -36,6 +36,8 @@ from tests.recorded_run import (
     XSS_WORDS,
     AgenticRun,
     RecordedRun,
+    cite,
+    write_recorded_run,
 )
 
 ANSI_OUTPUT = "\x1b[1;32mepoch 1\x1b[0m loss \x1b]8;;http://x\x07link\x1b]8;;\x07 done\x1b(B\n"
@@ -111,6 +113,41 @@ def test_every_node_is_placed_below_its_parents(recorded_run: RecordedRun) -> No
     for (y1, x1), (y2, x2) in itertools.pairwise(same_layer):
         assert y1 != y2 or x2 - x1 >= 1 - 2e-3, "two nodes of a layer overlap"
     assert data["layout"] == {"width": max(n["x"] for n in nodes.values()), "depth": 3}
+
+
+def placed(data: dict[str, Any]) -> dict[int, tuple[Any, ...]]:
+    """Where each node of a RunJSON sits, and under which parents."""
+    return {i: (n["x"], n["y"], n["tree_parent"], n["parents"]) for i, n in by_id(data).items()}
+
+
+def test_references_are_drawn_and_place_no_node(recorded_run: RecordedRun, tmp_path: Path) -> None:
+    """Node 6 cites 1 and 3, node 7 its sibling 6: their light fields list them and the cited
+    nodes' details list who cites them, yet nothing moves (the layout is that of the same run
+    without references, though 6 is deeper than 7's parent) and no cited node has a child
+    more."""
+    view = open_run(recorded_run.root)
+    data = run_json(view)
+    assert {i: n["refs"] for i, n in by_id(data).items() if n["refs"]} == {6: [1, 3], 7: [6]}
+    assert recorded_run.refs == {6: (1, 3), 7: (6,)}
+    plain = run_json(open_run(write_recorded_run(tmp_path / "plain", refs=False).root))
+    assert not any(n["refs"] for n in plain["nodes"])
+    assert placed(data) == placed(plain) and data["layout"] == plain["layout"]
+    for cited, by in ((1, 6), (3, 6), (6, 7)):
+        detail = node_detail(view, cited)
+        assert detail["cited_by"] == [by] and by not in detail["children"]
+    citing = node_detail(open_run(recorded_run.root, light=True), 6)
+    assert (citing["refs"], citing["cited_by"], citing["parents"]) == ([1, 3], [7], [5])
+
+
+def test_a_damaged_journals_references_are_left_out(recorded_run: RecordedRun) -> None:
+    """Ids a reference cannot have (unknown, the node's own, a later node's, a parent's, one
+    twice) are not drawn, and the rest still are."""
+    cite(recorded_run.root, 6, (99, 3, 6, 7, 5, 3, -1))
+    view = open_run(recorded_run.root)
+    assert by_id(run_json(view))[6]["refs"] == [3]
+    assert [node_detail(view, i)["cited_by"] for i in (3, 5, 7)] == [[6], [], []]
+    run, _ = export_data(view)
+    assert by_id(run)[6]["refs"] == [3]
 
 
 def test_run_header(recorded_run: RecordedRun) -> None:

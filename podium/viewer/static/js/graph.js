@@ -3,11 +3,12 @@
 // lodFor): a box with its id, operator and metric; a chip with its metric; a dot.
 (() => {
   'use strict';
-  const { $, state, svg, fmtMetric, metricLabel, descendants, kx, ky, gx, gy, sx, sy } = podiumViewer;
+  const { $, state, svg, fmtMetric, metricLabel, descendants, SLOT_H, kx, ky, gx, gy, sx, sy } = podiumViewer;
 
   function tooltip(n) {
     const lines = [`#${n.id} ${n.operator} · ${n.kind}${n.best ? ' · final node ★' : ''}`];
     if (n.parents.length) lines.push('parents: ' + n.parents.map((p) => '#' + p).join(', '));
+    if (n.refs.length) lines.push('cites: ' + n.refs.map((r) => '#' + r).join(', '));
     if (n.metric !== null) lines.push('metric ' + fmtMetric(n.metric));
     if (n.bug_reason) lines.push('bug: ' + n.bug_reason);
     if (n.kind === 'running') lines.push('state: ' + n.state);
@@ -20,14 +21,28 @@
     return `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`;
   }
 
+  // A reference within a layer (a sibling's finding) bows up over the nodes between.
+  function refPath(a, b) {
+    if (a.y !== b.y) return edgePath(a, b);
+    const x1 = gx(a), x2 = gx(b), y = gy(a), up = y - 0.6 * SLOT_H;
+    return `M${x1},${y} C${x1},${up} ${x2},${up} ${x2},${y}`;
+  }
+
   // Builds every edge and node element (on new data); positions come from placeNodes.
   function buildGraph() {
     const edges = $('edge-layer'), nodes = $('node-layer');
     edges.textContent = '';
     nodes.textContent = '';
     $('graph-empty').hidden = state.nodes.length > 0;
-    const plain = [], secondary = [], path = [];
+    const refs = [], plain = [], secondary = [], path = [];
     for (const n of state.nodes) {
+      for (const r of n.refs) {  // a reference: cited, not descended from (no layout, no path)
+        const a = state.byId.get(r);
+        if (!a) continue;
+        refs.push(svg('path', {
+          d: refPath(a, n), 'data-from': r, 'data-to': n.id, class: 'edge reference',
+        }));
+      }
       for (const p of n.parents) {
         const a = state.byId.get(p);
         if (!a) continue;
@@ -40,7 +55,9 @@
         (best ? path : second ? secondary : plain).push(e);
       }
     }
-    edges.append(...plain, ...secondary, ...path);  // the best path drawn last, over the others
+    // References under the tree's edges, the best path last, over the others.
+    edges.append(...refs, ...plain, ...secondary, ...path);
+    $('legend-refs').hidden = !refs.length;
     const frag = document.createDocumentFragment();
     for (const n of state.nodes) frag.appendChild(nodeElement(n));
     nodes.appendChild(frag);

@@ -25,6 +25,15 @@
     return span;
   }
 
+  // The nodes n cites (its reference edges) and those citing it, where there are any.
+  function references(n, d) {
+    const citing = d ? d.cited_by : state.nodes.filter((m) => m.refs.includes(n.id)).map((m) => m.id);
+    return [
+      ...(n.refs.length ? [['references', nodeLinks(n.refs)]] : []),
+      ...(citing.length ? [['cited by', nodeLinks(citing)]] : []),
+    ];
+  }
+
   function reviewText(n, d) {
     if (!d) return n.kind === 'running' ? '(not written yet)' : '(not available)';
     if (d.summary) return d.summary;
@@ -50,6 +59,7 @@
     kv($('detail-meta'), [
       ['operator', n.operator], ['parents', nodeLinks(n.parents)],
       ['children', nodeLinks(d ? d.children : state.children.get(n.id) || [])],
+      ...references(n, d),
       ['step', n.step], ['state', n.state], ['worker', n.worker],
       ['created', fmtTime(n.created_at)], ['finished', fmtTime(n.finished_at)],
       ['submission', d ? (d.has_submission ? 'yes' : 'no') : null],
