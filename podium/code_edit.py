@@ -457,7 +457,7 @@ def _difference(code: list[str], search: list[str], start: int, head: int) -> st
             return said if j != head else ""
         there = f"line {start + j + 1} is {_quote(have)}" if have is not None else "the code ends"
         return f"{said}, where {there}"
-    return "; their indentation differs unevenly"
+    return "; those lines are there, indented differently from line to line (or tabs for spaces)"
 
 
 def _nearest(lines: list[str], search: list[str]) -> int | None:
