@@ -27,7 +27,7 @@ The rules, and why:
   for adding code); a block with both empty is a failure.
 * All or nothing: the result applies every block, or none, with a one-line ``reason`` for the
   node's ``bug_reason`` (it starts with :data:`REASON_PREFIX`) that names the block and shows
-  what the code has instead (its nearest lines, numbered), so that a debug step can fix it.
+  what the code has instead (its nearest lines, numbered), so that the next try can do better.
 * Line endings: the answer's and the code's ``\\r\\n`` and ``\\r`` read as ``\\n`` (lines as
   :func:`podium.code_diff.source_lines` numbers them); the new code's lines end in ``\\n``.
 * A marker is a line of 5 to 9 ``<``, ``=`` or ``>`` (models miscount; 7 is the norm) and its
@@ -159,6 +159,16 @@ def has_edits(answer: str) -> bool:
         return False
     text = answer.replace("\r", "\n")
     return any(match.lastgroup == "head" for match in _HEAD_OR_TAIL.finditer(text))
+
+
+def prose_before(answer: str, limit: int = 4000) -> str:
+    """The answer's text before its first SEARCH marker, without fence lines: the plan an edit
+    comes with (at most ``limit`` characters)."""
+    text = answer[:MAX_ANSWER_CHARS].replace("\r\n", "\n").replace("\r", "\n")
+    head = _HEAD_OR_TAIL.search(text)
+    before = text[: head.start()] if head is not None else text
+    kept = [line for line in before.split("\n") if not line.lstrip().startswith("```")]
+    return "\n".join(kept).strip()[:limit]
 
 
 def parse_edits(answer: str) -> Parsed:

@@ -430,6 +430,12 @@ class Proposal:
     the loop runs nothing more) and may give the record of what it ran as ``notebook`` (the
     text of a Jupyter notebook, saved beside ``solution.py``).
 
+    An operator may give its code as an ``edit`` of its first parent's: SEARCH/REPLACE blocks
+    (:mod:`podium.code_edit`; ``code`` is then ignored), which the loop applies, one rule for
+    every operator set. The result is the node's code; an edit that does not apply, or leaves
+    the code as it was, makes the node buggy with the reason (the block, the nearest lines),
+    and nothing runs.
+
     A task the operator set can never do (a layout it does not read) is not a buggy node to
     debug, which the search would ask for again and again: the proposal says so with
     ``beyond``, what the user can do instead (a hint), and ``problem``, in one line what the
@@ -440,6 +446,7 @@ class Proposal:
     plan: str
     code: str
     problem: str | None = None  # why the code is unusable, when the operator knows
+    edit: str | None = None  # SEARCH/REPLACE blocks of the first parent's code, instead of code
     executed: ExecResult | None = None
     notebook: str | None = None
     beyond: str | None = None  # the task is beyond this operator set: what to do instead

@@ -141,6 +141,11 @@ class SearchSection(Section):
     strategy: str = "greedy"
     operators: str = "llm"
     memory_chars: int = Field(4000, ge=0, description="size budget of earlier-nodes memory")
+    edit_format: Literal["whole", "edit"] = Field(
+        "whole",
+        description="llm operators' improve and debug: whole (the complete program) or edit "
+        "(SEARCH/REPLACE blocks of the parent's code, applied by Podium)",
+    )
     planning: Literal["joint", "separate"] = Field(
         "joint",
         description="llm operators: joint (one call writes plan and code) or separate (the "

@@ -301,6 +301,7 @@ def _resolve(
         {
             "memory_chars": cfg.search.memory_chars,
             "planning": cfg.search.planning,
+            "edit_format": cfg.search.edit_format,
             "prompts": cfg.prompts,
             "agentic": cfg.agentic.model_dump(),
         }

@@ -80,8 +80,9 @@ def show_header(view: RunView) -> None:
 
 def _model(view: RunView) -> str:
     model = view.run_summary.model or str(view.config.get("model", {}).get("name") or "?")
-    review = view.run_summary.review_model
-    return f"{model} (review: {review})" if review and review != model else model
+    roles = {"plan": view.run_summary.plan_model, "review": view.run_summary.review_model}
+    others = [f"{role}: {name}" for role, name in roles.items() if name and name != model]
+    return f"{model} ({', '.join(others)})" if others else model
 
 
 def _best(view: RunView) -> str:

@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from podium import code_edit
+from podium.code_diff import source_lines
 from podium.errors import (
     CostLimitReached,
     ModelError,
@@ -497,10 +499,13 @@ class Search:
         if proposal.beyond is not None:  # the node says why; the run stops once it is recorded
             problem = proposal.problem or f"the task is beyond {self.parts.operators.name}"
             self.beyond = (problem, proposal.beyond)
-        problem = problem or proposal.problem or (None if proposal.code.strip() else "no code")
+        code = proposal.code
+        if proposal.edit is not None and not (problem or proposal.problem):
+            code, problem = _applied(proposal.edit, parents)
+        problem = problem or proposal.problem or (None if code.strip() else "no code")
         timings = node.timings.model_copy(update={"model_s": client.model_s(reviewing=False)})
         node = node.model_copy(
-            update={"plan": proposal.plan, "code": proposal.code, "timings": timings,
+            update={"plan": proposal.plan, "code": code, "timings": timings,
                     "state": NodeState.EXECUTING}
         )  # fmt: skip
         self.run_dir.write_text(node.id, SOLUTION, node.code)
@@ -745,6 +750,18 @@ def failure_key(node: Node) -> str | None:
 
 def _finish_order(node: Node) -> tuple[str, int]:
     return (node.finished_at.isoformat() if node.finished_at else "", node.id)
+
+
+def _applied(edit: str, parents: list[Node]) -> tuple[str, str | None]:
+    """A proposal's edit applied to its first parent's code: the new code, or "" and why not."""
+    if not parents:
+        return "", f"{code_edit.REASON_PREFIX}a node without a parent has no code to edit"
+    result = code_edit.apply_edits(parents[0].code, edit)
+    if result.code is None:
+        return "", result.reason
+    if source_lines(result.code) == source_lines(parents[0].code):
+        return "", f"{code_edit.REASON_PREFIX}it leaves node {parents[0].id}'s code as it was"
+    return result.code, None
 
 
 def _fatal_message(exc: ModelFatalError) -> str:

@@ -5,6 +5,13 @@ what is left of the budget, its parent(s), the nodes it cites and a bounded memo
 model, and parses a plan and code out of the answer. A crossover has two parents: the first
 fills the ``parent_*`` values, the second the ``other_*`` ones.
 
+``edit_format`` says how code comes back from an operator that changes one parent (``improve``,
+``debug``): ``whole``, the complete program (AIDE's way), or ``edit``, SEARCH/REPLACE blocks of
+the parent's code (``edit_job``; :mod:`podium.code_edit`) that the loop applies (MLEvolve's
+edits of the parent), which costs fewer output tokens and cannot silently drop a part of the
+program. An answer with no block at all is read as a whole program. Drafts and crossovers
+always write the whole program.
+
 ``planning`` says who plans. ``joint`` (AIDE's way): one code call writes the plan and the
 code. ``separate`` (MLEvolve's planner and coder): the same prompt goes first to the ``plan``
 role, which answers with a plan only (``plan_job``), then to the ``code`` role with that plan
@@ -18,15 +25,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from podium import code_edit
 from podium.errors import ModelContextLengthError
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import CODE, PLAN, Message, ModelRequest, ModelResponse, Node
 from podium.scaffolds import data_preview, memory
-from podium.scaffolds.parsing import compiles, extract
+from podium.scaffolds.parsing import compiles, drop_thinking, extract
 from podium.scaffolds.prompts import Prompts, rules_section
 from podium.scaffolds.review import direction, tail
 
 Planning = Literal["joint", "separate"]
+EditFormat = Literal["whole", "edit"]
+EDITING = frozenset({"improve", "debug"})  # operators that change one parent's code
 
 PARENT_OUTPUT_CHARS = 4000
 SHORT_PREVIEW_CHARS = 1500  # after a context-length error
@@ -65,11 +75,16 @@ class LLMOperators(OperatorSet):
     operators = ("draft", "improve", "debug", "crossover")
 
     def __init__(
-        self, prompts: Prompts, memory_chars: int = 4000, planning: Planning = "joint"
+        self,
+        prompts: Prompts,
+        memory_chars: int = 4000,
+        planning: Planning = "joint",
+        edit_format: EditFormat = "whole",
     ) -> None:
         self.prompts = prompts
         self.memory_chars = memory_chars
         self.planning = planning
+        self.edit_format = edit_format
 
     def values(self, ctx: OperatorContext) -> dict[str, str]:
         task = ctx.task
@@ -110,12 +125,16 @@ class LLMOperators(OperatorSet):
         return values
 
     def request(
-        self, ctx: OperatorContext, values: Mapping[str, str], system: str = "system", job: str = ""
+        self,
+        ctx: OperatorContext,
+        values: Mapping[str, str],
+        system: str = "system",
+        jobs: tuple[str, ...] = (),
     ) -> ModelRequest:
-        """The operator's prompt under the ``system`` template, with the ``job`` template (a
-        separate planner's or coder's instructions) after it."""
+        """The operator's prompt under the ``system`` template, with the ``jobs`` templates (a
+        separate planner's or coder's instructions, the edit format) after it."""
         user = self.prompts.render(ctx.action.operator, values)
-        if job:
+        for job in jobs:
             user += self.prompts.render(job, values)
         return ModelRequest(
             messages=[
@@ -125,7 +144,7 @@ class LLMOperators(OperatorSet):
         )
 
     async def ask(
-        self, ctx: OperatorContext, values: Mapping[str, str], role: str, **template: str
+        self, ctx: OperatorContext, values: Mapping[str, str], role: str, **template: Any
     ) -> ModelResponse:
         """One call under ``role``; after a context-length error, once more with the parts
         that can go shortened."""
@@ -137,15 +156,18 @@ class LLMOperators(OperatorSet):
     async def propose(self, ctx: OperatorContext) -> Proposal:
         values = self.values(ctx)
         plan = ""
+        edit = self.edit_format == "edit" and ctx.action.operator in EDITING and bool(ctx.parents)
+        jobs = ("edit_job",) if edit else ()
         if self.planning == "separate":
-            planned = await self.ask(ctx, values, PLAN, system="plan_system", job="plan_job")
+            planned = await self.ask(ctx, values, PLAN, system="plan_system", jobs=("plan_job",))
             plan = planned.text.strip()
             if not plan:
                 return Proposal("", "", problem="the planner gave no plan")
             values = {**values, "plan": plan}
-            response = await self.ask(ctx, values, CODE, job="code_job")
-        else:
-            response = await self.ask(ctx, values, CODE)
+            jobs = ("code_job", *jobs)
+        response = await self.ask(ctx, values, CODE, jobs=jobs)
+        if edit and code_edit.has_edits(answer := drop_thinking(response.text)):
+            return Proposal(plan=plan or code_edit.prose_before(answer), code="", edit=answer)
         parsed = extract(response.text)
         problem = parsed.problem
         if response.truncated and not problem and not compiles(parsed.code):
@@ -181,4 +203,5 @@ def create(search: Mapping[str, Any]) -> LLMOperators:
         Prompts(search.get("prompts") or {}),
         memory_chars=int(search.get("memory_chars", 4000)),
         planning=search.get("planning", "joint"),
+        edit_format=search.get("edit_format", "whole"),
     )

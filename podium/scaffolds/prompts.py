@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from string import Template
 
+from podium.code_edit import INSTRUCTIONS as EDIT_INSTRUCTIONS
 from podium.errors import ConfigError
 from podium.interfaces import Task
 
@@ -194,6 +195,12 @@ $plan
 
 Implement exactly this plan. Restate it in one or two sentences, then give the complete code."""
 
+EDIT_JOB = """\
+
+# How to answer
+Do not repeat the whole program: say what you change and why in a few sentences, then give the \
+change as an edit of the code above. """ + EDIT_INSTRUCTIONS.replace("$", "$$")
+
 REVIEW_SYSTEM = """\
 You review one execution of a solution to a machine-learning competition. Report your verdict by \
 calling the function submit_review."""
@@ -227,6 +234,7 @@ DEFAULTS: dict[str, str] = {
     "plan_system": PLAN_SYSTEM,
     "plan_job": PLAN_JOB,
     "code_job": CODE_JOB,
+    "edit_job": EDIT_JOB,
     "review_system": REVIEW_SYSTEM,
     "review": REVIEW,
     "agentic_system": AGENTIC_SYSTEM,
@@ -253,6 +261,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "plan_system": frozenset({"metric_name", "direction", "exec_timeout", "packages", "rules"}),
     "plan_job": frozenset(),
     "code_job": frozenset({"plan"}),
+    "edit_job": frozenset(),
     "review_system": frozenset({"metric_name", "direction"}),
     "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
     "agentic_system": frozenset(

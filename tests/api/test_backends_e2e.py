@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from podium.api import runs as api
+from podium.code_edit import render_edits
 from podium.formats import Journal
 from podium.records import NodeState
-from podium.testing import FakeAnthropic, FakeOpenAI, Reply
+from podium.testing import FakeAnthropic, FakeOpenAI, Received, Reply
 from tests.support import agent_responder, cli_env, podium_cli, run_config, solution
 
 pytestmark = pytest.mark.slow
@@ -159,3 +160,48 @@ def test_planner_coder_and_reviewer_answer_on_their_own_wires_and_are_billed_apa
         (n.plan, n.code) for n in nodes
     ]
     journal.close()
+
+
+def edit_responder(received: Received) -> Reply:
+    """Drafts a whole toy solution; asked for an edit, raises the printed metric (from 0.8),
+    then answers with an edit whose SEARCH the code does not have."""
+    if received.forced_tool == "submit_review":
+        return Reply.tool_call(
+            "submit_review", {"is_bug": False, "summary": "Ran.", "metric": None}
+        )
+    text = received.prompt_text
+    if "SEARCH/REPLACE" not in text:
+        return Reply.text(f"Copy the sample.\n\n```python\n{solution(0.8)}```\n")
+    if 'print("VALIDATION_METRIC: 0.8")' in text:
+        change = ('print("VALIDATION_METRIC: 0.8")', 'print("VALIDATION_METRIC: 0.9")')
+    else:
+        change = ("import numpy as np", "import numpy")
+    return Reply.text(
+        "Raise the score.\n\n```\n" + render_edits([(change[0] + "\n", change[1] + "\n")]) + "```\n"
+    )
+
+
+@pytest.mark.parametrize("provider", list(BACKENDS))
+def test_an_edit_of_the_parent_is_applied_or_fails_the_node_saying_why(
+    provider: str, tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search.edit_format = edit through each wire format: improve answers with SEARCH/REPLACE
+    blocks; node 2's applies to node 1's code and runs, node 3's does not and runs nothing."""
+    model, key_var, fake_type = BACKENDS[provider]
+    with fake_type(responder=edit_responder) as fake:
+        monkeypatch.setenv(key_var, fake.api_key)
+        config = model_config(tmp_path, data_dir, model, fake.url,
+                              search={"edit_format": "edit", "num_drafts": 1})  # fmt: skip
+        config["budget"]["steps"] = 3
+        result = api.run(config)
+    assert fake.problems == []
+    journal = Journal.open(result.run_dir / "journal.sqlite")
+    one, two, three = journal.nodes(NodeState.DONE)
+    journal.close()
+    assert (two.operator, two.parent_ids, two.plan) == ("improve", (1,), "Raise the score.")
+    assert two.code == one.code.replace("0.8", "0.9") and two.metric and two.metric.value == 0.9
+    assert (three.operator, three.parent_ids, three.code, three.exec) == ("improve", (2,), "", None)
+    assert three.is_buggy and (three.bug_reason or "").startswith(
+        "edit did not apply: block 1 of 1: its SEARCH text"
+    )
+    assert not (result.run_dir / "nodes" / "3" / "output.txt").exists()
