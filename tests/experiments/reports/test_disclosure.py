@@ -60,7 +60,7 @@ def test_a_strategy_run_with_different_configs_says_so(tmp_path: Path) -> None:
 
 def test_models_budgets_hardware_seeds_and_versions(runset: RunSet) -> None:
     card = disclosure(runset)
-    assert card["models"] == {"code": ["baseline"], "review": ["baseline"]}
+    assert card["models"] == {"code": ["baseline"], "review": ["baseline"], "plan": ["baseline"]}
     assert card["strategies"]["mcts"] == {
         "identical": True,
         "variants": [{"value": {"strategy": "mcts", "num_drafts": 2}, "runs": 6}],
