@@ -457,6 +457,10 @@ class OperatorSet(ABC):
 
     name: str
     operators: tuple[str, ...] = ("draft", "improve", "debug")
+    # Those of ``operators`` whose nodes are analyses (``podium.records.NodeKind``): run and
+    # summarised, never a submission. Their output's ``ABLATION <part>: <score>`` lines are
+    # the convention for an ablation's results (``podium.scaffolds.review.ablation_results``).
+    analyses: tuple[str, ...] = ()
 
     @abstractmethod
     async def propose(self, ctx: OperatorContext) -> Proposal:

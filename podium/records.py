@@ -443,13 +443,23 @@ class FreshRun(Record):
         return f"not reproduced on a fresh kernel: {', '.join(why)}"
 
 
+NodeKind = Literal["solution", "analysis"]
+"""What a node's code is. A ``solution`` writes a submission and prints its validation metric.
+An ``analysis`` (an ablation study of its parent, say) is run to learn something: its output
+is summarised as findings (``Node.summary``) for the strategy and later prompts; it has no
+metric and no submission, so it is never good, never the best node and never submitted. The
+operator set says which of its operators make analyses (``OperatorSet.analyses``)."""
+
+
 class Node(Record):
-    """One solution attempt. ``step`` is its position among finished nodes (1-based)."""
+    """One attempt: a solution, or an analysis (``kind``). ``step`` is its position among
+    finished nodes (1-based)."""
 
     id: int
     parent_ids: tuple[int, ...] = ()
     ref_ids: tuple[int, ...] = ()  # nodes it cites beyond its parents (``Action.ref_ids``)
     operator: Operator
+    kind: NodeKind = "solution"
     state: NodeState = NodeState.PROPOSING
     step: int | None = None
     plan: str = ""
@@ -469,4 +479,10 @@ class Node(Record):
 
     @property
     def is_good(self) -> bool:
-        return self.state is NodeState.DONE and not self.is_buggy and self.metric is not None
+        """A finished solution that works: not buggy, with a metric (an analysis never is)."""
+        return (
+            self.state is NodeState.DONE
+            and not self.is_buggy
+            and self.metric is not None
+            and self.kind == "solution"
+        )

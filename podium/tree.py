@@ -90,6 +90,10 @@ class SearchTree:
         """The finished nodes that cite ``node_id`` as a reference (none of them its child)."""
         return [self._nodes[c] for c in self._cited_by.get(node_id, [])]
 
+    def analyses(self, node_id: int) -> list[Node]:
+        """The finished analyses of ``node_id`` (analysis children), newest first."""
+        return [c for c in reversed(self.children(node_id)) if c.kind == "analysis"]
+
     def is_leaf(self, node_id: int) -> bool:
         return not self._children.get(node_id)
 
@@ -129,6 +133,7 @@ class SearchTree:
             n
             for n in self.buggy_nodes()
             if self.is_leaf(n.id)
+            and n.kind == "solution"  # a failed analysis is not fixed into a solution
             and n.id not in busy
             and n.code
             and self.debug_depth(n) <= max_debug_depth

@@ -288,6 +288,7 @@ class Search:
             parent_ids=action.parent_ids,
             ref_ids=action.ref_ids,
             operator=action.operator,
+            kind="analysis" if action.operator in self.parts.operators.analyses else "solution",
         )
         self.next_id += 1
         self.unfinished.add(node.id)
@@ -572,6 +573,8 @@ class Search:
         task = self.parts.task
         result = executed if executed is not None else await self._execute(node)
         self.run_dir.write_text(node.id, OUTPUT, result.output)
+        if node.kind == "analysis":
+            return await self._review_analysis(node, client, result)
         has_submission = (self.run_dir.node_dir(node.id) / SUBMISSION).is_file()
         # The check may run the task's grader: it runs while the review model is asked.
         checking = asyncio.create_task(self._check_submission(node.id, has_submission, result))
@@ -605,6 +608,31 @@ class Search:
         if executed is not None and self.settings.fresh_check and node.metric and not node.is_buggy:
             node = node.model_copy(update={"fresh": await self._fresh_run(node)})
         return node
+
+    async def _review_analysis(self, node: Node, client: CallRecorder, result: ExecResult) -> Node:
+        """An analysis is judged by whether it ran through, and summarised as its findings; no
+        metric, no submission check (whatever it wrote is never handed over)."""
+        timings = node.timings.model_copy(
+            update={"kernel_start_s": result.kernel_start_s, "exec_s": result.duration_s}
+        )
+        node = node.model_copy(
+            update={"exec": result, "timings": timings, "state": NodeState.REVIEWING}
+        )
+        self.journal.update(node, self.elapsed())
+        opinion: review.ModelReview | str | None = None
+        if self.parts.models.reviews and not result.failed:
+            try:
+                opinion = await review.ask_model(
+                    self.parts.task, node.code, result, client, self.parts.prompts,
+                    template="analysis_review",
+                )  # fmt: skip
+            except ModelFatalError as exc:
+                raise StopRun(_fatal_message(exc)) from exc
+        verdict = review.judge_analysis(result, opinion)
+        return node.model_copy(
+            update={"is_buggy": verdict.is_buggy, "bug_reason": verdict.bug_reason,
+                    "summary": verdict.summary}
+        )  # fmt: skip
 
     async def _fresh_run(self, node: Node) -> FreshRun:
         """An agentic node's clean cells run once more on a fresh kernel (``nodes/<id>/fresh/``),

@@ -49,6 +49,17 @@ def references(refs: Sequence[Node], budget_chars: int) -> str:
     return f"\n# Solutions from elsewhere in the search to draw on\n{body}\n"
 
 
+def findings(analyses: Sequence[Node], budget_chars: int) -> str:
+    """What analyses of a solution found (their summaries, newest first), within
+    ``budget_chars``; each analysis's own lines kept together as one entry."""
+    entries = (
+        f"- node {n.id} ({n.operator}): "
+        + (f"failed: {first_sentences(n.bug_reason or '', 200)}" if n.is_buggy else n.summary)
+        for n in analyses
+    )
+    return _within_budget(entries, budget_chars, "(none: no analysis of this solution yet)")
+
+
 def _ref_line(node: Node) -> str:
     if node.is_good and node.metric is not None:
         result = f"validation metric {node.metric.value:.6g}"

@@ -1,9 +1,14 @@
-"""The LLM operator set: draft, improve, debug and crossover as prompts to the code model.
+"""The LLM operator set: draft, improve, debug, crossover, ablate and refine as prompts to the
+code model.
 
 Each operator renders its template from the task, a data preview, the solutions' packages,
 what is left of the budget, its parent(s), the nodes it cites and a bounded memory, asks the
 model, and parses a plan and code out of the answer. A crossover has two parents: the first
-fills the ``parent_*`` values, the second the ``other_*`` ones.
+fills the ``parent_*`` values, the second the ``other_*`` ones. ``ablate`` (after MLE-STAR)
+makes an analysis node: a script that scores its parent with each main part removed and prints
+``ABLATION <part>: <score>`` lines; ``refine`` changes the one part of its parent that the
+findings of its analyses (the cited analyses, else the parent's latest) show matters most, as
+an edit of the parent's code.
 
 ``edit_format`` says how code comes back from an operator that changes one parent (``improve``,
 ``debug``): ``whole``, the complete program (AIDE's way), or ``edit``, SEARCH/REPLACE blocks of
@@ -72,7 +77,8 @@ def metric_text(node: Node) -> str:
 
 class LLMOperators(OperatorSet):
     name = "llm"
-    operators = ("draft", "improve", "debug", "crossover")
+    operators = ("draft", "improve", "debug", "crossover", "ablate", "refine")
+    analyses = ("ablate",)
 
     def __init__(
         self,
@@ -100,7 +106,9 @@ class LLMOperators(OperatorSet):
             "memory": memory.good_nodes(
                 ctx.tree, self.memory_chars, ctx.action.parent_ids + ctx.action.ref_ids
             ),
-            "references": memory.references(ctx.refs, self.memory_chars),
+            "references": memory.references(
+                [r for r in ctx.refs if r.kind == "solution"], self.memory_chars
+            ),
             "rules": rules_section(task),
         }
         if ctx.parents:
@@ -114,6 +122,7 @@ class LLMOperators(OperatorSet):
                 "parent_metric": metric_text(parent),
                 "bug_reason": parent.bug_reason or "",
                 "debug_history": memory.debug_history(ctx.tree, parent, self.memory_chars),
+                "findings": memory.findings(analysed(ctx), self.memory_chars),
             }
         if len(ctx.parents) > 1:  # a crossover's second parent
             other = ctx.parents[1]
@@ -156,7 +165,10 @@ class LLMOperators(OperatorSet):
     async def propose(self, ctx: OperatorContext) -> Proposal:
         values = self.values(ctx)
         plan = ""
-        edit = self.edit_format == "edit" and ctx.action.operator in EDITING and bool(ctx.parents)
+        op = ctx.action.operator
+        edit = bool(ctx.parents) and (
+            op == "refine" or (self.edit_format == "edit" and op in EDITING)
+        )
         jobs = ("edit_job",) if edit else ()
         if self.planning == "separate":
             planned = await self.ask(ctx, values, PLAN, system="plan_system", jobs=("plan_job",))
@@ -176,6 +188,15 @@ class LLMOperators(OperatorSet):
                 "(raise model.max_tokens, or ask for shorter code)"
             )
         return Proposal(plan=plan or parsed.plan, code=parsed.code, problem=problem)
+
+
+def analysed(ctx: OperatorContext) -> list[Node]:
+    """The analyses whose findings a node is shown: those its action cites, else its first
+    parent's, newest first."""
+    cited = [n for n in ctx.refs if n.kind == "analysis"]
+    if cited or not ctx.parents:
+        return cited
+    return ctx.tree.analyses(ctx.parents[0].id)
 
 
 def shortened(values: Mapping[str, str]) -> dict[str, str]:

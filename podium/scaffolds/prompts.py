@@ -201,6 +201,88 @@ EDIT_JOB = """\
 Do not repeat the whole program: say what you change and why in a few sentences, then give the \
 change as an edit of the code above. """ + EDIT_INSTRUCTIONS.replace("$", "$$")
 
+ABLATE = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# The solution to study
+Plan: $parent_plan
+
+```python
+$parent_code
+```
+Validation metric: $parent_metric ($direction)
+$references
+# Your job
+Write an ablation study of this solution, not a new solution: a self-contained program that \
+runs the solution's pipeline on the same validation split several times, once as it is and \
+once with each of its 2-4 main parts removed or replaced by the simplest stand-in (a group of \
+features dropped, a preprocessing step skipped, the model replaced by a simple one), and \
+prints each variant's validation score on its own line, exactly like this:
+  ABLATION <part>: <number>
+with the unchanged solution first as "ABLATION baseline: <number>". Write no submission and \
+no VALIDATION_METRIC line. Start with a sentence naming the parts you ablate, then give the \
+complete code.
+$budget
+"""
+
+REFINE = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# The solution to refine
+Plan: $parent_plan
+
+```python
+$parent_code
+```
+
+Output (end):
+```
+$parent_output
+```
+Validation metric: $parent_metric ($direction)
+
+# What the analyses of this solution found
+$findings
+$references
+# Earlier solutions
+$memory
+
+# Your job
+Improve the one part of the code that the findings show matters most for the validation \
+metric, and change nothing else: keep the data split, the seed and every other part as they \
+are. Say in a few sentences which part you change and how, then give the change.
+$budget
+"""
+
+ANALYSIS_REVIEW = """\
+# Task
+$task_description
+
+# The analysis that ran
+```python
+$code
+```
+
+# Its output (end)
+```
+$output
+```
+
+This program is an analysis of a solution (an ablation study), not a solution: it writes no \
+submission and prints no VALIDATION_METRIC. Decide whether it failed (an error, or results \
+that cannot be trusted). Summarise its findings in 2-4 sentences with the numbers: which \
+parts of the solution matter most for the validation score, and which do not. Give null as \
+the metric.
+"""
+
 REVIEW_SYSTEM = """\
 You review one execution of a solution to a machine-learning competition. Report your verdict by \
 calling the function submit_review."""
@@ -231,12 +313,15 @@ DEFAULTS: dict[str, str] = {
     "improve": IMPROVE,
     "debug": DEBUG,
     "crossover": CROSSOVER,
+    "ablate": ABLATE,
+    "refine": REFINE,
     "plan_system": PLAN_SYSTEM,
     "plan_job": PLAN_JOB,
     "code_job": CODE_JOB,
     "edit_job": EDIT_JOB,
     "review_system": REVIEW_SYSTEM,
     "review": REVIEW,
+    "analysis_review": ANALYSIS_REVIEW,
     "agentic_system": AGENTIC_SYSTEM,
     "agentic_job": AGENTIC_JOB,
 }
@@ -258,12 +343,17 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "improve": frozenset(_COMMON | _PARENT),
     "debug": frozenset(_COMMON | _PARENT | {"bug_reason", "debug_history"}),
     "crossover": frozenset(_COMMON | _PARENT | _OTHER),
+    "ablate": frozenset(_COMMON | _PARENT),
+    "refine": frozenset(_COMMON | _PARENT | {"findings"}),
     "plan_system": frozenset({"metric_name", "direction", "exec_timeout", "packages", "rules"}),
     "plan_job": frozenset(),
     "code_job": frozenset({"plan"}),
     "edit_job": frozenset(),
     "review_system": frozenset({"metric_name", "direction"}),
     "review": frozenset({"task_description", "code", "output", "metric_name", "direction"}),
+    "analysis_review": frozenset(
+        {"task_description", "code", "output", "metric_name", "direction"}
+    ),
     "agentic_system": frozenset(
         {
             "metric_name",

@@ -54,6 +54,14 @@ REVIEW_TOOL = ToolSpec(
         "required": ["is_bug", "summary", "metric"],
     },
 )
+# An ablation's result, one line per variant: "ABLATION <part>: <score>" (the part in at most
+# 80 characters without a colon; the first line is by convention the unchanged solution).
+ABLATION_LINE = re.compile(
+    r"^[ \t]*ABLATION[ \t]+(?P<part>[^:\n]{1,80}?)[ \t]*:[ \t]*(?P<value>\S+)[ \t]*$",
+    re.MULTILINE,
+)
+MAX_ABLATIONS = 50  # lines read from one output
+FINDINGS_CHARS = 1500  # an analysis's findings without a review model: its output's end
 _OBJECT_START = re.compile(r'\{\s*"')  # where a JSON object with a key may begin
 JSON_WINDOW = 256 * 1024  # characters: a review object is far shorter
 JSON_READ_BUDGET = 16_000_000  # characters: well under a second of the C decoder
@@ -78,6 +86,22 @@ def metric_from_output(output: str) -> float | str | None:
     return value
 
 
+def ablation_results(output: str) -> list[tuple[str, float]]:
+    """The ``ABLATION <part>: <score>`` lines of an analysis's output, in order (the first
+    ``MAX_ABLATIONS``; a line whose score is not a finite number is skipped)."""
+    found: list[tuple[str, float]] = []
+    for match in ABLATION_LINE.finditer(output):
+        try:
+            value = float(match["value"])
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            found.append((" ".join(match["part"].split()), value))
+        if len(found) == MAX_ABLATIONS:
+            break
+    return found
+
+
 @dataclass(frozen=True)
 class ModelReview:
     is_bug: bool
@@ -98,9 +122,15 @@ def tail(text: str, limit: int) -> str:
 
 
 async def ask_model(
-    task: Task, code: str, result: ExecResult, model: ModelClient, prompts: Prompts
+    task: Task,
+    code: str,
+    result: ExecResult,
+    model: ModelClient,
+    prompts: Prompts,
+    template: str = "review",
 ) -> ModelReview | str:
-    """The model's structured review, or a string saying why there is none."""
+    """The model's structured review (under ``template``: ``review`` for a solution,
+    ``analysis_review`` for an analysis), or a string saying why there is none."""
     values = {
         "task_description": tail(task.description, DESCRIPTION_CHARS_FOR_REVIEW),
         "code": code,
@@ -109,7 +139,7 @@ async def ask_model(
         "direction": direction(task),
     }
     try:
-        response = await _ask(model, prompts, values, task, result)
+        response = await _ask(model, prompts, values, task, result, template)
     except ModelFatalError:
         raise
     except ModelError as exc:
@@ -132,23 +162,28 @@ async def ask_model(
 
 
 async def _ask(
-    model: ModelClient, prompts: Prompts, values: dict[str, str], task: Task, result: ExecResult
+    model: ModelClient,
+    prompts: Prompts,
+    values: dict[str, str],
+    task: Task,
+    result: ExecResult,
+    template: str,
 ) -> ModelResponse:
     try:
-        return await model.ask(_request(prompts, values), role=REVIEW)
+        return await model.ask(_request(prompts, values, template), role=REVIEW)
     except ModelContextLengthError:  # once more, with the long parts cut
         short = values | {
             "task_description": tail(task.description, SHORT_DESCRIPTION_CHARS),
             "output": tail(result.output, SHORT_OUTPUT_CHARS),
         }
-        return await model.ask(_request(prompts, short), role=REVIEW)
+        return await model.ask(_request(prompts, short, template), role=REVIEW)
 
 
-def _request(prompts: Prompts, values: dict[str, str]) -> ModelRequest:
+def _request(prompts: Prompts, values: dict[str, str], template: str) -> ModelRequest:
     return ModelRequest(
         messages=[
             Message(role="system", content=prompts.render("review_system", values)),
-            Message(role="user", content=prompts.render("review", values)),
+            Message(role="user", content=prompts.render(template, values)),
         ],
         tools=[REVIEW_TOOL],
         tool_choice=REVIEW_TOOL.name,
@@ -213,6 +248,23 @@ def judge(
     bug = next((r for r in reasons if r), None)
     summary = model_review.summary if model_review else f"({review})" if review else ""
     return Verdict(metric=metric, is_buggy=bug is not None, bug_reason=bug, summary=summary)
+
+
+def judge_analysis(result: ExecResult, review: ModelReview | str | None) -> Verdict:
+    """An analysis's verdict: buggy when it did not run through (or the review says its
+    results cannot be trusted); never a metric; its findings are the review's summary, or,
+    without a review model, the end of its output."""
+    model_review = review if isinstance(review, ModelReview) else None
+    reasons = [
+        _exec_problem(result),
+        f"review: {model_review.summary}" if model_review and model_review.is_bug else None,
+    ]
+    bug = next((r for r in reasons if r), None)
+    if model_review is not None and model_review.summary:
+        findings = model_review.summary
+    else:
+        findings = tail(result.output.strip(), FINDINGS_CHARS)
+    return Verdict(metric=None, is_buggy=bug is not None, bug_reason=bug, summary=findings)
 
 
 def _exec_problem(result: ExecResult) -> str | None:
