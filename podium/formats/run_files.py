@@ -287,6 +287,7 @@ class RunSummary(_Section):
     steps: int | None = None  # finished nodes
     good_nodes: int | None = None
     buggy_nodes: int | None = None
+    analysis_nodes: int | None = None  # of the steps, analyses (an ablation): never submitted
     best_node: int | None = None  # the final node's id
     best_metric: float | None = None  # its validation metric
     best_held_out: float | None = None  # search.holdout: its score on the held-out labels

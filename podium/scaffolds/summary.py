@@ -42,6 +42,7 @@ def build_summary(search: Search, stop_reason: str | None, info: dict[str, Any])
             "steps": len(tree),
             "good_nodes": len(tree.good_nodes()),
             "buggy_nodes": len(tree.buggy_nodes()),
+            "analysis_nodes": sum(n.kind == "analysis" for n in tree),
             "best_node": final.id if final else None,
             "best_metric": final.metric.value if final and final.metric else None,
             **_best_held_out(search, final),
