@@ -371,7 +371,9 @@ class Strategy(ABC):
     name: str
 
     @abstractmethod
-    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None: ...
+    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None:
+        """What to do next. None: nothing now; with nodes in flight the strategy is asked
+        again as each finishes (it may wait for them), with none the run ends."""
 
     def observe(self, node: Node, tree: SearchTree) -> None:  # noqa: B027 - optional
         """Learn from a finished node (e.g. MCTS back-propagation)."""

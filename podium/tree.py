@@ -27,6 +27,10 @@ class SearchTree:
         self._cited_by: dict[int, list[int]] = {}
         self._best: Node | None = None
         self.pending: list[Action] = []  # actions handed out whose nodes have not finished
+        # Decisions the step budget still allows, the one being made included (None: no step
+        # budget known, as in a test's tree). Counted in node ids, so a replay or resume sees
+        # the same numbers; wall-clock time is left out on purpose, as it never replays.
+        self.steps_left: int | None = None
 
     # --- building -------------------------------------------------------------------------
 

@@ -146,6 +146,11 @@ class SearchSection(Section):
         description="llm operators' improve and debug: whole (the complete program) or edit "
         "(SEARCH/REPLACE blocks of the parent's code, applied by Podium)",
     )
+    leak_check: Literal["off", "suspicious", "always"] = Field(
+        "off",
+        description="ask whether a good solution's validation score is leaked: off, suspicious "
+        "(a perfect score) or always (every good solution; needs a review model)",
+    )
     planning: Literal["joint", "separate"] = Field(
         "joint",
         description="llm operators: joint (one call writes plan and code) or separate (the "

@@ -295,6 +295,11 @@ def _resolve(
         )
     own_operators = registry.model_operator_set(cfg.model.name)
     models = _role_models(cfg, registry, replayed, writes_code=own_operators is None)
+    if cfg.search.leak_check == "always" and not models.reviews:
+        raise ConfigError(
+            "search.leak_check = always needs a review model, and this run has none",
+            hint="name one with --review-model, or use search.leak_check = suspicious",
+        )
     _check_cost_budget(cfg, *models.backends())
     spec = own_operators or registry.operator_set(cfg.search.operators)
     operators = spec.create(
@@ -584,6 +589,7 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
         schedule=cfg.schedule,
         fresh_check=cfg.agentic.fresh_check,
         max_identical_failures=cfg.search.max_identical_failures,
+        leak_check=cfg.search.leak_check,
     )
 
 

@@ -9,6 +9,7 @@ from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
 from podium.scaffolds.strategies.one_draft import OneDraft
 from podium.scaffolds.strategies.random_search import RandomSearch
+from podium.scaffolds.strategies.refine import Refine, RefineParams
 
 
 @hookimpl
@@ -33,6 +34,12 @@ def podium_strategies() -> list[StrategySpec]:
             description="a population bred by fitness-softmax selection, crossover and improve",
         ),
         StrategySpec(
+            name="refine",
+            create=Refine,
+            params=RefineParams,
+            description="MLE-STAR: ablate each solution, refine the block that matters, ensemble",
+        ),
+        StrategySpec(
             name="random",
             create=lambda _: RandomSearch(),
             description="uniformly random valid actions (the control in comparisons)",
@@ -51,7 +58,8 @@ def podium_operator_sets() -> list[OperatorSetSpec]:
         OperatorSetSpec(
             name="llm",
             create=operators.create,
-            description="draft / improve / debug / crossover prompts to the code model",
+            description="draft / improve / debug / crossover / ensemble / ablate / refine prompts "
+            "to the code model",
         ),
         OperatorSetSpec(
             name="agentic",

@@ -41,7 +41,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -77,8 +77,9 @@ from podium.interfaces import (
 )
 from podium.plugins import ModelGateway
 from podium.records import Action, ExecResult, FreshRun, Node, NodeState, utcnow
-from podium.scaffolds import final_choice, review
+from podium.scaffolds import final_choice, leakage, review
 from podium.scaffolds.execution import execute_solution, open_kernel_session
+from podium.scaffolds.leakage import LeakCheck
 from podium.scaffolds.model_calls import CallRecorder, RoleModels
 from podium.scaffolds.prompts import Prompts
 from podium.scaffolds.spending import Spending
@@ -109,6 +110,7 @@ class LoopSettings:
     schedule: Schedule = "reproducible"
     fresh_check: bool = True  # a good agentic node's code run again on a fresh kernel
     max_identical_failures: int = 3  # the same code failing the same way, in a row: 0 never
+    leak_check: LeakCheck = "off"  # when a good solution's score is checked for leakage
 
 
 class RunEvents(Protocol):
@@ -250,6 +252,11 @@ class Search:
     async def _loop(self) -> None:
         while self.stop_reason is None:
             self._launch()
+            if not self.in_flight and self.waiting:
+                # The strategy waits on nodes the schedule held back (finished, not yet
+                # admitted): with nothing in flight it sees them all, and decides again.
+                self._admit_waiting(through=None)
+                self._launch()
             if not self.in_flight:
                 self.stop_reason = self.exhausted() or "exhausted"
                 break
@@ -279,6 +286,7 @@ class Search:
         if self.exhausted() or not self._may_decide():
             return None
         before = self.rng.getstate()
+        self.tree.steps_left = self.settings.steps - (self.next_id - 1)
         action = self.parts.strategy.next_action(self.tree, self.rng)
         if action is None:
             return None
@@ -600,6 +608,9 @@ class Search:
             checking.cancel()
             raise
         verdict = review.judge(task, result, opinion, submission_problem)
+        if verdict.metric and not verdict.is_buggy and leakage.due(self.settings.leak_check,
+                                                                   verdict.metric):  # fmt: skip
+            verdict = await self._check_leakage(node, result, verdict, client)
         await asyncio.to_thread(self._score_held_out_rows, self.run_dir.node_dir(node.id))
         node = node.model_copy(
             update={"metric": verdict.metric, "is_buggy": verdict.is_buggy,
@@ -608,6 +619,21 @@ class Search:
         if executed is not None and self.settings.fresh_check and node.metric and not node.is_buggy:
             node = node.model_copy(update={"fresh": await self._fresh_run(node)})
         return node
+
+    async def _check_leakage(
+        self, node: Node, result: ExecResult, verdict: review.Verdict, client: CallRecorder
+    ) -> review.Verdict:
+        """``verdict`` made buggy when the leak check finds the score leaked."""
+        assert verdict.metric is not None
+        model = client if self.parts.models.reviews else None
+        try:
+            leak = await leakage.check(
+                self.parts.task, node.code, result.output, verdict.metric, model,
+                self.parts.prompts,
+            )  # fmt: skip
+        except ModelFatalError as exc:
+            raise StopRun(_fatal_message(exc)) from exc
+        return verdict if leak is None else replace(verdict, is_buggy=True, bug_reason=leak)
 
     async def _review_analysis(self, node: Node, client: CallRecorder, result: ExecResult) -> Node:
         """An analysis is judged by whether it ran through, and summarised as its findings; no

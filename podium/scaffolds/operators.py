@@ -77,7 +77,7 @@ def metric_text(node: Node) -> str:
 
 class LLMOperators(OperatorSet):
     name = "llm"
-    operators = ("draft", "improve", "debug", "crossover", "ablate", "refine")
+    operators = ("draft", "improve", "debug", "crossover", "ensemble", "ablate", "refine")
     analyses = ("ablate",)
 
     def __init__(
@@ -124,12 +124,13 @@ class LLMOperators(OperatorSet):
                 "debug_history": memory.debug_history(ctx.tree, parent, self.memory_chars),
                 "findings": memory.findings(analysed(ctx), self.memory_chars),
             }
-        if len(ctx.parents) > 1:  # a crossover's second parent
+        if len(ctx.parents) > 1:  # a crossover's second parent; an ensemble's members
             other = ctx.parents[1]
             values |= {
                 "other_plan": other.plan or "(none)",
                 "other_code": other.code.rstrip(),
                 "other_metric": metric_text(other),
+                "solutions": "\n".join(_member(i, n) for i, n in enumerate(ctx.parents, 1)),
             }
         return values
 
@@ -163,6 +164,8 @@ class LLMOperators(OperatorSet):
             return await ctx.model.ask(self.request(ctx, shortened(values), **template), role=role)
 
     async def propose(self, ctx: OperatorContext) -> Proposal:
+        if ctx.action.operator == "ensemble" and len(ctx.parents) < 2:
+            return Proposal("", "", problem="an ensemble needs at least two parents")
         values = self.values(ctx)
         plan = ""
         op = ctx.action.operator
@@ -188,6 +191,12 @@ class LLMOperators(OperatorSet):
                 "(raise model.max_tokens, or ask for shorter code)"
             )
         return Proposal(plan=plan or parsed.plan, code=parsed.code, problem=problem)
+
+
+def _member(number: int, node: Node) -> str:
+    """One solution of an ensemble's prompt: its plan, code and validation metric."""
+    head = f"## Solution {number} (node {node.id}), validation metric {metric_text(node)}"
+    return f"{head}\nPlan: {node.plan or '(none)'}\n\n```python\n{node.code.rstrip()}\n```\n"
 
 
 def analysed(ctx: OperatorContext) -> list[Node]:

@@ -201,6 +201,29 @@ EDIT_JOB = """\
 Do not repeat the whole program: say what you change and why in a few sentences, then give the \
 change as an edit of the code above. """ + EDIT_INSTRUCTIONS.replace("$", "$$")
 
+ENSEMBLE = """\
+# Task
+$task_description
+
+# Data
+$data_preview
+
+# Solutions to ensemble
+$solutions
+$references
+# Earlier solutions
+$memory
+
+# Your job
+Write one self-contained program that ensembles these solutions: train each of their models \
+as it is, on the same training and validation split, and combine their predictions (e.g. an \
+average of probabilities or values, weighted by validation score, or a simple stacker fitted \
+on the validation predictions only) into one submission; print the ensemble's validation \
+score. Concentrate on how to combine them, not on changing the solutions. Start with a plan of \
+3-5 sentences saying how you combine them and why, then give the complete code.
+$budget
+"""
+
 ABLATE = """\
 # Task
 $task_description
@@ -283,6 +306,27 @@ parts of the solution matter most for the validation score, and which do not. Gi
 the metric.
 """
 
+LEAK_CHECK = """\
+# Task
+$task_description
+
+# The solution that ran
+```python
+$code
+```
+
+# Its output (end)
+```
+$output
+```
+
+It reports a validation score of $metric. Check that this score is honest: the model is \
+trained on training rows only, never on the rows it is validated on; preprocessing fitted on \
+the validation or test rows does not feed the training; the target (or a column derived from \
+it, or the test set's labels) is not among the features. Report with report_leakage: leakage \
+true only if you can point to the lines that leak, and quote them as the evidence.
+"""
+
 REVIEW_SYSTEM = """\
 You review one execution of a solution to a machine-learning competition. Report your verdict by \
 calling the function submit_review."""
@@ -313,6 +357,7 @@ DEFAULTS: dict[str, str] = {
     "improve": IMPROVE,
     "debug": DEBUG,
     "crossover": CROSSOVER,
+    "ensemble": ENSEMBLE,
     "ablate": ABLATE,
     "refine": REFINE,
     "plan_system": PLAN_SYSTEM,
@@ -322,6 +367,7 @@ DEFAULTS: dict[str, str] = {
     "review_system": REVIEW_SYSTEM,
     "review": REVIEW,
     "analysis_review": ANALYSIS_REVIEW,
+    "leak_check": LEAK_CHECK,
     "agentic_system": AGENTIC_SYSTEM,
     "agentic_job": AGENTIC_JOB,
 }
@@ -343,6 +389,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "improve": frozenset(_COMMON | _PARENT),
     "debug": frozenset(_COMMON | _PARENT | {"bug_reason", "debug_history"}),
     "crossover": frozenset(_COMMON | _PARENT | _OTHER),
+    "ensemble": frozenset(_COMMON | {"solutions"}),
     "ablate": frozenset(_COMMON | _PARENT),
     "refine": frozenset(_COMMON | _PARENT | {"findings"}),
     "plan_system": frozenset({"metric_name", "direction", "exec_timeout", "packages", "rules"}),
@@ -354,6 +401,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "analysis_review": frozenset(
         {"task_description", "code", "output", "metric_name", "direction"}
     ),
+    "leak_check": frozenset({"task_description", "code", "output", "metric"}),
     "agentic_system": frozenset(
         {
             "metric_name",

@@ -1,5 +1,6 @@
 """Exact resume with several workers: SIGKILL a 3-worker run (and its resumes) at random
-moments, resume until it finishes, and check the tree is the uninterrupted run's, node by node.
+moments, resume until it finishes, and check the tree is the uninterrupted run's, node by node;
+for greedy, and for refine (analyses, references, ensembles, and a strategy that waits).
 
 The nodes sleep for different times, so they finish out of id order: a tree that depended on
 which node finished first would differ from run to run, and a resume that handed out new ids or
@@ -34,7 +35,10 @@ from tests.support import (
 pytestmark = pytest.mark.slow
 
 STEPS, WORKERS, SEED = 9, 3, 3
-SEARCH = {"num_drafts": 3, "debug_prob": 0.5, "max_debug_depth": 3}
+SEARCHES: dict[str, dict[str, Any]] = {
+    "greedy": {"num_drafts": 3, "debug_prob": 0.5, "max_debug_depth": 3},
+    "refine": {"num_solutions": 2, "outer_steps": 1, "inner_steps": 2, "ensemble_rounds": 2},
+}
 
 
 def _script(path: Path) -> Path:
@@ -51,18 +55,20 @@ def _script(path: Path) -> Path:
     return write_script(path, answers)
 
 
-def _cli_args(script: Path, out: Path, data_dir: Path) -> list[str]:
+def _cli_args(strategy: str, script: Path, out: Path, data_dir: Path) -> list[str]:
     args = ["run", str(TOY_TASK), "--model", f"scripted:{script}", "--steps", str(STEPS),
             "--seed", str(SEED), "--out", str(out), "--data-dir", str(data_dir),
-            "-o", f"workers={WORKERS}", "-o", "sandbox.preimports=[]"]  # fmt: skip
-    for key, value in SEARCH.items():
+            "--strategy", strategy, "-o", f"workers={WORKERS}",
+            "-o", "sandbox.preimports=[]"]  # fmt: skip
+    for key, value in SEARCHES[strategy].items():
         args += ["-o", f"search.{key}={value}"]
     return args
 
 
 def _row(n: Node) -> tuple[Any, ...]:
     metric = n.metric.value if n.metric else None
-    return (n.id, n.step, n.state, n.operator, n.parent_ids, n.code, n.is_buggy, metric)
+    return (n.id, n.step, n.state, n.operator, n.parent_ids, n.ref_ids, n.kind, n.code,
+            n.is_buggy, metric)  # fmt: skip
 
 
 def _tree(run_dir: Path) -> dict[str, Any]:
@@ -80,21 +86,24 @@ def _tree(run_dir: Path) -> dict[str, Any]:
         journal.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=list(SEARCHES))
 def reference(
-    tmp_path_factory: pytest.TempPathFactory, data_dir: Path
-) -> tuple[Path, dict[str, Any]]:
-    base = tmp_path_factory.mktemp("resume-workers")
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, data_dir: Path
+) -> tuple[str, Path, dict[str, Any]]:
+    strategy = request.param
+    base = tmp_path_factory.mktemp(f"resume-workers-{strategy}")
     script = _script(base / "script.jsonl")
     cfg = run_config(
         script, base / "reference", data_dir, steps=STEPS, seed=SEED, workers=WORKERS,
-        search=SEARCH,
+        search={"strategy": strategy, **SEARCHES[strategy]},
     )  # fmt: skip
     podium.run(cfg)
     tree = _tree(base / "reference")
     operators = {n[3] for n in tree["nodes"]}
     assert len(tree["nodes"]) == STEPS and "draft" in operators and len(operators) > 1
-    return script, tree
+    if strategy == "refine":
+        assert {"ablate", "refine", "ensemble"} <= operators, operators
+    return strategy, script, tree
 
 
 def _journal_ids(run_dir: Path) -> set[str]:
@@ -103,21 +112,21 @@ def _journal_ids(run_dir: Path) -> set[str]:
 
 
 def test_the_tree_does_not_depend_on_which_worker_finished_first(
-    reference: tuple[Path, dict[str, Any]], tmp_path: Path, data_dir: Path
+    reference: tuple[str, Path, dict[str, Any]], tmp_path: Path, data_dir: Path
 ) -> None:
-    script, tree = reference
-    again = podium_cli(*_cli_args(script, tmp_path / "again", data_dir), timeout=300)
+    strategy, script, tree = reference
+    again = podium_cli(*_cli_args(strategy, script, tmp_path / "again", data_dir), timeout=300)
     assert again.returncode == 0, again.stderr
     assert _tree(tmp_path / "again") == tree
 
 
 def test_resume_after_random_sigkills_with_three_workers(
-    reference: tuple[Path, dict[str, Any]], tmp_path: Path, data_dir: Path
+    reference: tuple[str, Path, dict[str, Any]], tmp_path: Path, data_dir: Path
 ) -> None:
-    script, tree = reference
+    strategy, script, tree = reference
     out = tmp_path / "run"
     rng = random.Random(20261202)
-    proc = podium_popen(*_cli_args(script, out, data_dir))
+    proc = podium_popen(*_cli_args(strategy, script, out, data_dir))
     _wait_for(lambda: _node_count(out) >= 1, proc)
     for _ in range(4):
         time.sleep(rng.uniform(0.0, 3.0))

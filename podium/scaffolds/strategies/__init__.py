@@ -5,6 +5,7 @@ from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
 from podium.scaffolds.strategies.one_draft import OneDraft
 from podium.scaffolds.strategies.random_search import RandomSearch
+from podium.scaffolds.strategies.refine import Refine, RefineParams
 
 __all__ = [
     "MCTS",
@@ -15,4 +16,6 @@ __all__ = [
     "MCTSParams",
     "OneDraft",
     "RandomSearch",
+    "Refine",
+    "RefineParams",
 ]
