@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +20,7 @@ from podium.records import (
     EnvironmentInfo,
     ExecResult,
     GradeReport,
+    MemoryRecord,
     ModelRequest,
     ModelResponse,
     Node,
@@ -383,6 +384,18 @@ class Strategy(ABC):
         return tree.best_node()
 
 
+class Memory(Protocol):
+    """What earlier attempts taught (``search`` with ``memory.retrieve`` > 0): this run's
+    finished nodes the node may see and, under ``memory.dir``, earlier runs' records frozen as
+    the run started (``podium.scaffolds.experience``). Deterministic: a resume or replay
+    recalls the same."""
+
+    def recall(self, query: str, exclude: Collection[int] = ()) -> list[MemoryRecord]:
+        """The records most like ``query``, most similar first (at most ``memory.retrieve``);
+        ``exclude``: this run's node ids not to recall (those a prompt already shows)."""
+        ...
+
+
 class ModelClient(Protocol):
     """How operators reach the model: the loop's wrapper records and accounts every call.
 
@@ -417,6 +430,7 @@ class OperatorContext:
     model: ModelClient
     rng: random.Random = field(default_factory=random.Random)
     refs: list[Node] = field(default_factory=list)  # the action's references, finished nodes
+    memory: Memory | None = None  # None: the run's memory is off (memory.retrieve = 0)
     # A kernel in the node's own workspace, kept across cells, with the node's limits (an
     # agentic operator set works in it; one-shot operators never call it). The caller of the
     # operator closes nothing: the operator closes what it opened.

@@ -176,6 +176,38 @@ class ModelCall(Record):
     started_at: datetime = Field(default_factory=utcnow)
 
 
+# --- memory ------------------------------------------------------------------------------
+
+
+Outcome = Literal["draft", "better", "worse", "same", "failed", "analysis"]
+
+
+class MemoryRecord(Record):
+    """What one finished node taught, kept for later prompts (``podium.scaffolds.experience``)
+    in this run and, under ``memory.dir``, in later runs.
+
+    Only what the agent itself saw: the node's plan, its review's summary, its code (capped),
+    its *validation* metric and its error. A record is built from a :class:`Node` alone, which
+    holds no grade, no held-out score and no test label, so none can reach a memory.
+    ``outcome``: against its first parent's metric (``better``/``worse``/``same``), or
+    ``draft``, ``failed``, ``analysis``.
+    """
+
+    task: str
+    task_type: str | None = None
+    run: str
+    node_id: int
+    operator: str
+    outcome: Outcome
+    plan: str = ""
+    summary: str = ""
+    code: str = ""
+    metric: float | None = None
+    lower_is_better: bool = False
+    error: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 # --- execution ---------------------------------------------------------------------------
 
 

@@ -174,6 +174,19 @@ class SearchSection(Section):
     )
 
 
+class MemorySection(Section):
+    """The retrospective memory: what earlier attempts taught, recalled into each prompt."""
+
+    retrieve: int = Field(
+        0, ge=0, le=50, description="records recalled into each prompt (0: the memory is off)"
+    )
+    dir: Path | None = Field(
+        None,
+        description="shared by runs: read once as a run starts (its copy kept in the run dir), "
+        "each finished node appended",
+    )
+
+
 class BudgetSection(Section):
     steps: int = Field(20, ge=1, description="finished nodes (buggy ones count)")
     time: Duration | None = Field(None, description="wall-clock the run spends running")
@@ -239,6 +252,7 @@ class RunConfig(Section):
     exec: ExecSection = Field(default_factory=ExecSection)
     agentic: AgenticSection = Field(default_factory=AgenticSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    memory: MemorySection = Field(default_factory=MemorySection)
     prompts: dict[str, str] = Field(default_factory=dict)
 
     def to_toml(self) -> str:

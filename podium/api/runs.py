@@ -40,7 +40,7 @@ from podium.benchmarks import (
 )
 from podium.errors import ConfigError, RunDirError, UnknownNameError, UserError
 from podium.experiments.sweeps import kernel_threads
-from podium.formats import Journal, RunDir, RunSummary, SummaryGrade
+from podium.formats import Journal, RunDir, RunSummary, SummaryGrade, memory_file
 from podium.interfaces import SUBMISSION, Backend, RunInfo, Sandbox, Strategy, Task
 from podium.plugins import (
     ModelGateway,
@@ -57,6 +57,7 @@ from podium.records import (
     REVIEW,
     ROLES,
     GradeReport,
+    MemoryRecord,
     Message,
     ModelRequest,
     Node,
@@ -192,6 +193,7 @@ async def _run(
         if parts.holdout is not None:
             summary_info["holdout"] = parts.holdout.describe()
         events.run = info
+        parts.memory = _memory_copy(cfg, rd, created=existing is None)
         search = Search(rd, journal, parts, _loop_settings(cfg))
         if existing is not None:
             _check_resumable(rd, search)
@@ -227,6 +229,25 @@ async def _run(
         await parts.aclose()
         journal.close()
         rd.unlock()
+
+
+def _memory_copy(cfg: RunConfig, rd: RunDir, *, created: bool) -> list[MemoryRecord]:
+    """What the run recalls from earlier runs: read from ``memory.dir`` (or, under
+    ``--replay``, from the replayed run's own copy) as it starts, and kept in the run dir, which
+    a resume reads instead, so a run recalls the same however the directory changed."""
+    if cfg.memory.retrieve == 0:
+        return []
+    if not created:
+        return memory_file.read(rd.memory_copy)
+    if cfg.model.replay is not None:
+        source = Path(cfg.model.replay).expanduser()
+        records = memory_file.read(RunDir(source).memory_copy) if source.is_dir() else []
+    elif cfg.memory.dir is not None:
+        records = memory_file.read(cfg.memory.dir.expanduser() / memory_file.RECORDS)
+    else:
+        records = []
+    rd.write_file(rd.memory_copy, memory_file.lines(records))
+    return records
 
 
 def _keeps_its_holdout(cfg: RunConfig, rd: RunDir, task: Task) -> None:
@@ -590,6 +611,9 @@ def _loop_settings(cfg: RunConfig) -> LoopSettings:
         fresh_check=cfg.agentic.fresh_check,
         max_identical_failures=cfg.search.max_identical_failures,
         leak_check=cfg.search.leak_check,
+        memory_k=cfg.memory.retrieve,
+        # A replay's nodes are an earlier run's again: they teach nothing new.
+        memory_dir=cfg.memory.dir.expanduser() if cfg.memory.dir and not cfg.model.replay else None,
     )
 
 

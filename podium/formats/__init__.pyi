@@ -1,3 +1,4 @@
+from . import memory_file as memory_file
 from . import run_files as run_files
 from .inert_words import fenced as fenced
 from .inert_words import inert_notebook as inert_notebook

@@ -44,6 +44,7 @@ CURVE = "curve.json"  # a sweep's run only: best-so-far leaderboard percentile p
 HOST = "host.json"  # a sweep's run only: the machine it ran on
 HOLDOUT = "holdout"  # search.holdout only: the host-held split (public/, answers/, split.json)
 SELECTION = "selection.json"  # every good node graded after the run: selection regret
+MEMORY_COPY = "memory.jsonl"  # memory.dir: what the run read from it as it started (frozen)
 
 # In nodes/<id>/ (and best/, which holds a copy of the final node's):
 SOLUTION = "solution.py"  # the node's code

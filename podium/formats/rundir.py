@@ -79,6 +79,7 @@ class RunDir:
         self.sandbox_scratch = root / run_files.SANDBOX_SCRATCH
         self.holdout = root / run_files.HOLDOUT
         self.selection = root / run_files.SELECTION
+        self.memory_copy = root / run_files.MEMORY_COPY
         self._lock: TextIO | None = None
 
     def node_dir(self, node_id: int) -> Path:

@@ -56,6 +56,7 @@ from podium.errors import (
     RunDirError,
     SandboxError,
 )
+from podium.formats import memory_file
 from podium.formats.inert_words import inert_notebook
 from podium.formats.journal import Journal
 from podium.formats.run_files import HELD_OUT, HELD_OUT_PREDICTIONS, OUTPUT, SOLUTION
@@ -76,9 +77,10 @@ from podium.interfaces import (
     Workspace,
 )
 from podium.plugins import ModelGateway
-from podium.records import Action, ExecResult, FreshRun, Node, NodeState, utcnow
+from podium.records import Action, ExecResult, FreshRun, MemoryRecord, Node, NodeState, utcnow
 from podium.scaffolds import final_choice, leakage, review
 from podium.scaffolds.execution import execute_solution, open_kernel_session
+from podium.scaffolds.experience import Experience, record_of
 from podium.scaffolds.leakage import LeakCheck
 from podium.scaffolds.model_calls import CallRecorder, RoleModels
 from podium.scaffolds.prompts import Prompts
@@ -111,6 +113,8 @@ class LoopSettings:
     fresh_check: bool = True  # a good agentic node's code run again on a fresh kernel
     max_identical_failures: int = 3  # the same code failing the same way, in a row: 0 never
     leak_check: LeakCheck = "off"  # when a good solution's score is checked for leakage
+    memory_k: int = 0  # records the memory recalls into each prompt (0: off)
+    memory_dir: Path | None = None  # where each finished node's record is appended
 
 
 class RunEvents(Protocol):
@@ -133,6 +137,7 @@ class SearchParts:
     events: RunEvents
     gateway: ModelGateway = field(default_factory=ModelGateway)
     holdout: Holdout | None = None  # search.holdout: ``task`` is then its task
+    memory: list[MemoryRecord] = field(default_factory=list)  # earlier runs', frozen at start
 
     async def aclose(self) -> None:
         """Close the models and the sandbox (its kernels); a part that fails to close is
@@ -389,6 +394,7 @@ class Search:
         node = node.model_copy(update={"step": len(self.tree) + 1})
         self.journal.update(node, self.elapsed())
         self._admit(node)
+        self._remember(node)
         self._publish(self.final_node())
         self.parts.events.node_finished(node)
 
@@ -476,12 +482,14 @@ class Search:
         """The operator's proposal recorded on the node; and its result, if the operator ran
         its code itself (an agentic node, in ``open_kernel``'s kernel)."""
         parents = [self.tree.get(p) for p in node.parent_ids]
+        seen = self._tree_seen_by(node)
         ctx = OperatorContext(
             task=self.parts.task,
             action=_action_of(node),
             parents=parents,
             refs=[self.tree.get(r) for r in node.ref_ids],
-            tree=self._tree_seen_by(node),
+            memory=self._memory(seen),
+            tree=seen,
             environment=await self.parts.sandbox.environment(),
             budget=BudgetView(  # counted by id: the same whichever node finished first
                 steps_left=self.settings.steps - node.id + 1,
@@ -527,6 +535,28 @@ class Search:
             node = node.model_copy(update={"is_buggy": True, "bug_reason": problem})
         self.journal.update(node, self.elapsed())
         return node, proposal.executed
+
+    def _memory(self, seen: SearchTree) -> Experience | None:
+        """The node's memory over the tree it sees (None when off)."""
+        if self.settings.memory_k == 0:
+            return None
+        task = self.parts.task
+        return Experience(self.parts.memory, seen, self.settings.memory_k, task.id,
+                          task.task_type, self.run_dir.root.name)  # fmt: skip
+
+    def _remember(self, node: Node) -> None:
+        """Append the finished node's record to ``memory.dir`` (a failure is logged, never the
+        run's: the memory is a by-product of the search)."""
+        directory = self.settings.memory_dir
+        if directory is None:
+            return
+        parent = self.tree.get(node.parent_ids[0]) if node.parent_ids else None
+        task = self.parts.task
+        record = record_of(node, parent, task.id, task.task_type, self.run_dir.root.name)
+        try:
+            memory_file.append(directory, record)
+        except OSError as exc:
+            log.warning("node %d: not added to the memory in %s: %s", node.id, directory, exc)
 
     def _tree_seen_by(self, node: Node) -> SearchTree:
         """What a node's operators see: under the reproducible schedule, the tree its decision

@@ -34,7 +34,7 @@ from podium import code_edit
 from podium.errors import ModelContextLengthError
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import CODE, PLAN, Message, ModelRequest, ModelResponse, Node
-from podium.scaffolds import data_preview, memory
+from podium.scaffolds import data_preview, experience, memory
 from podium.scaffolds.parsing import compiles, drop_thinking, extract
 from podium.scaffolds.prompts import Prompts, rules_section
 from podium.scaffolds.review import direction, tail
@@ -109,6 +109,7 @@ class LLMOperators(OperatorSet):
             "references": memory.references(
                 [r for r in ctx.refs if r.kind == "solution"], self.memory_chars
             ),
+            "experience": recalled(ctx),
             "rules": rules_section(task),
         }
         if ctx.parents:
@@ -191,6 +192,23 @@ class LLMOperators(OperatorSet):
                 "(raise model.max_tokens, or ask for shorter code)"
             )
         return Proposal(plan=plan or parsed.plan, code=parsed.code, problem=problem)
+
+
+def recalled(ctx: OperatorContext) -> str:
+    """What the memory recalls for this node, as a prompt section ("" with the memory off).
+    The query is what the node works from: the failing parent's error for a debug, the
+    parent's plan and summary for a change of one parent, the task for anything else."""
+    if ctx.memory is None:
+        return ""
+    parent = ctx.parents[0] if len(ctx.parents) == 1 else None
+    if parent is not None and ctx.action.operator == "debug":
+        query = parent.bug_reason or parent.plan
+    elif parent is not None:
+        query = f"{parent.plan}\n{parent.summary}"
+    else:
+        query = ctx.task.description[:2000]
+    shown = ctx.action.parent_ids + ctx.action.ref_ids
+    return experience.section(ctx.memory.recall(query, exclude=shown), ctx.task.id)
 
 
 def _member(number: int, node: Node) -> str:

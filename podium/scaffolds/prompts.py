@@ -43,7 +43,7 @@ $data_preview
 $references
 # Earlier solutions
 $memory
-
+$experience
 # Your job
 Propose a new solution, different from the earlier ones. Start with a plan of 3-5 sentences \
 (model, features, validation), then give the complete code.
@@ -72,7 +72,7 @@ Validation metric: $parent_metric ($direction)
 $references
 # Earlier solutions
 $memory
-
+$experience
 # Your job
 Propose one specific, atomic change that should improve the validation metric. Explain it in a \
 few sentences, then give the complete updated code.
@@ -99,7 +99,7 @@ Why it failed: $bug_reason
 $references
 # Earlier attempts to fix it
 $debug_history
-
+$experience
 # Your job
 Find the bug and fix it. Explain the fix in a few sentences, then give the complete corrected code.
 $budget
@@ -136,7 +136,7 @@ Validation metric: $other_metric ($direction)
 $references
 # Earlier solutions
 $memory
-
+$experience
 # Your job
 Merge the best ideas of solutions A and B into one new solution that should beat both on the \
 validation metric: e.g. the stronger model with the other's features or preprocessing. Start with \
@@ -213,7 +213,7 @@ $solutions
 $references
 # Earlier solutions
 $memory
-
+$experience
 # Your job
 Write one self-contained program that ensembles these solutions: train each of their models \
 as it is, on the same training and validation split, and combine their predictions (e.g. an \
@@ -277,7 +277,7 @@ $findings
 $references
 # Earlier solutions
 $memory
-
+$experience
 # Your job
 Improve the one part of the code that the findings show matters most for the validation \
 metric, and change nothing else: keep the data split, the seed and every other part as they \
@@ -377,6 +377,7 @@ _COMMON = {
     "data_preview",
     "memory",
     "references",  # the action's reference nodes; "" without (the prompt is then as it was)
+    "experience",  # what the memory recalls (memory.retrieve); "" when off, likewise
     "budget",
     "metric_name",
     "direction",
