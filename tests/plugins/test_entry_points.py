@@ -1,4 +1,4 @@
-"""The example plugin package is pip-installed and found through its entry point."""
+"""The example plugin packages are pip-installed and found through their entry points."""
 
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ from tests.support import REPO, TOY_TASK, cli_env, podium_cli
 
 pytestmark = pytest.mark.slow
 
-EXAMPLE = REPO / "examples" / "podium-topk-strategy"
+EXAMPLES = [REPO / "examples" / name for name in ("podium-topk-strategy", "podium-study-strategy")]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example installed (offline, no dependencies) into a directory of its own."""
+    """The examples installed (offline, no dependencies) into a directory of their own."""
     target = tmp_path_factory.mktemp("site")
     build = tmp_path_factory.mktemp("build")
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), str(EXAMPLE)],
+         "--no-index", "--target", str(target), *map(str, EXAMPLES)],
         check=True, capture_output=True, cwd=build,
     )  # fmt: skip
     return target
@@ -65,5 +65,30 @@ def test_an_installed_strategy_runs(site: Path, tmp_path: Path, data_dir: Path) 
     assert refused.returncode == 2
     assert refused.stderr.splitlines() == [
         "error: unknown strategy 'topk'",
-        "hint: available: evolutionary, greedy, mcts, one-draft, random",
+        "hint: available: evolutionary, greedy, mcts, one-draft, random, refine",
     ]  # fmt: skip
+
+
+def test_the_study_example_studies_refines_and_ends_on_an_ensemble(
+    site: Path, tmp_path: Path, data_dir: Path
+) -> None:
+    """A 2026-style strategy from outside the package: an analysis node, refines citing it,
+    and the budget's last step an ensemble."""
+    out = tmp_path / "run"
+    run = podium_cli(
+        "run", str(TOY_TASK), "--model", "fixed/0.8", "-p",
+        str(REPO / "tests/fixtures/plugins/recorder.py"), "--strategy", "study",
+        "-o", "search.num_drafts=1", "-o", "search.refines=2", "-o", "search.k=2",
+        "--steps", "6", "--out", str(out), "--data-dir", str(data_dir),
+        env=cli_env(PYTHONPATH=str(site)),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    nodes = Journal.open(out / "journal.sqlite").nodes()
+    assert [(n.operator, n.parent_ids, n.ref_ids, n.kind) for n in nodes] == [
+        ("draft", (), (), "solution"),
+        ("ablate", (1,), (), "analysis"),
+        ("refine", (1,), (2,), "solution"),
+        ("refine", (1,), (2,), "solution"),
+        ("improve", (1,), (), "solution"),
+        ("ensemble", (1, 3), (), "solution"),
+    ]
