@@ -31,6 +31,7 @@ BASELINE = "baseline"  # the part name of the unchanged solution (the convention
 TIMEOUT_SHARE = 0.5  # of the node's timeout an ablation may plan to use (a busy machine)
 MIN_ROWS = 1_000  # sizing samples no fewer rows than this (a smaller sample says little)
 MARK = "# podium-baseline ablation"  # the script's first line: no recipe, never read as one
+UNITS = {"tabular": "rows", "image": "images", "text": "documents", "series": "series"}
 METRIC_PRINT = re.compile(r'^print\(f"VALIDATION_METRIC: \{(?P<value>.+):\.6f\}"\)$', re.M)
 """The line every kind's solution prints its validation metric with (one per script)."""
 
@@ -77,7 +78,8 @@ def sized(
             break
         rows = max(MIN_ROWS, int(rows * min(0.9, seconds / cost)))
         base, kept = sampled(rows)
-    words = [f"every variant on the same {rows} sampled rows"] if base is not parent else []
+    unit = UNITS.get(kind.name, "rows")
+    words = [f"every variant on the same {rows} sampled {unit}"] if base is not parent else []
     while len(kept) > 1 and total([base, *(p.without for p in kept)]) > seconds:
         costliest = max(kept, key=lambda p: kind.seconds(p.without, spec))
         kept = [p for p in kept if p is not costliest]

@@ -91,8 +91,10 @@ def _choose(
                 continue
             passed = f" ({', '.join(skipped)} had no change to make)" if skipped else ""
             worse = "worse" if drop > 0 else "better (none of the parts helped)"
+            of = analysis.parent_ids[:1]
+            other = f" (of node {of[0]})" if of and of[0] != parent.id else ""
             return changed[0], (
-                f"node {analysis.id}'s ablation shows '{part.name}' matters most{passed}: "
+                f"node {analysis.id}'s ablation{other} shows '{part.name}' matters most{passed}: "
                 f"{results[0][1]:.6g} with it, {score:.6g} without ({abs(drop):.4g} {worse}); "
                 f"{changed[1]}"
             )
