@@ -15,6 +15,10 @@ model, the other gives the data handling and features (each kind's ``crossover``
 choices are which). When a parent's recipe cannot be read (code written by something else), or
 the child would repeat a parent (the other has nothing to add, or has the same model), the
 crossover is an improve of the first parent instead.
+
+``ablate`` (an analysis node) scores a solution with each of its recipe's parts taken out
+(``ablation``); ``refine`` changes the part its ablation shows matters most, as an edit of the
+parent's code (``refine``). Both need a parent whose recipe can be read.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import Direction, Node
+from podium.scaffolds.baseline import ablation, refine
 from podium.scaffolds.baseline.analysis import Unsupported, analyse
 from podium.scaffolds.baseline.kinds import KINDS, Kind
 from podium.scaffolds.baseline.metrics import beyond_baseline, validation_note
@@ -52,7 +57,8 @@ def fitter_first(a: Node, b: Node, lower_is_better: bool) -> tuple[Node, Node]:
 
 class BaselineOperators(OperatorSet):
     name = "baseline"
-    operators = ("draft", "improve", "debug", "crossover")
+    operators = ("draft", "improve", "debug", "crossover", "ablate", "refine")
+    analyses = ("ablate",)
 
     async def propose(self, ctx: OperatorContext) -> Proposal:
         metric = ctx.task.metric_name
@@ -68,6 +74,10 @@ class BaselineOperators(OperatorSet):
             )
             return Proposal("", "", problem=problem, beyond=BEYOND_HINT)
         kind = KINDS[spec.kind]
+        if ctx.action.operator == "ablate":
+            return ablation.propose(ctx, kind, spec)
+        if ctx.action.operator == "refine":
+            return refine.propose(ctx, kind, spec)
         parent = ctx.parents[0] if ctx.parents else None
         parent_recipe = kind.read(parent.code) if parent else None
         op = ctx.action.operator

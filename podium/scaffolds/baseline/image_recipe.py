@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.parts import Part, nothing
 from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import ImageSpec
 
@@ -254,3 +256,45 @@ def debug(parent: ImageRecipe | None, spec: ImageSpec) -> tuple[ImageRecipe, str
         return simple, "fall back to a plain logistic regression on a few principal components"
     dummy = sized(_start("dummy", spec), spec, budget.DRAFT_SECONDS)
     return dummy, "fall back to a constant prediction, which cannot fail"
+
+
+# --- ablate and refine -----------------------------------------------------------------------
+
+
+def _refine_model(r: ImageRecipe, spec: ImageSpec, rng: random.Random) -> tuple[ImageRecipe, str]:
+    """The model block's refine: one hyperparameter tuned, else another family."""
+    return _tune(r, spec, rng) or _switch(r, spec, rng)
+
+
+def _more_components(
+    r: ImageRecipe, spec: ImageSpec, rng: random.Random
+) -> tuple[ImageRecipe, str] | None:
+    """PCA's refine: the next larger number of components (fewer than the pixels)."""
+    more = [p for p in PCA_CHOICES if p > r.pca and p < spec.pixels]
+    if not more:
+        return None
+    return replace(r, pca=more[0]), f"keep {more[0]} principal components instead of {r.pca}"
+
+
+def parts(r: ImageRecipe, spec: ImageSpec) -> list[Part[ImageRecipe]]:
+    """What an ablation of ``r`` takes out, one at a time (:mod:`parts`): the model (replaced
+    by a constant prediction; by a plain logistic regression), PCA (every pixel instead),
+    standardisation."""
+    model = partial(_refine_model, r, spec)
+    found: list[Part[ImageRecipe]] = []
+    if r.family != "dummy":  # a constant needs no pixel handling: the cheapest variant
+        constant = replace(r, family="dummy", params=default_params("dummy", spec), pca=0,
+                           standardize=False)  # fmt: skip
+        found.append(Part("constant model", constant, "a constant prediction", model, model=True))
+    if r.family not in ("logistic", "dummy"):
+        logistic = replace(r, family="logistic", params=default_params("logistic", spec))
+        found.append(
+            Part("plain logistic model", logistic, "a logistic regression", model, model=True)
+        )
+    if r.pca:
+        found.append(Part("no pca", replace(r, pca=0), "every pixel",
+                          partial(_more_components, r, spec)))  # fmt: skip
+    if r.standardize:
+        plain = replace(r, standardize=False)
+        found.append(Part("no standardisation", plain, "raw pixel values", nothing))
+    return found

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.parts import Part, nothing
 from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import SeriesSpec
 
@@ -310,3 +312,69 @@ def debug(parent: SeriesRecipe | None, spec: SeriesSpec) -> tuple[SeriesRecipe, 
     if parent is None or parent.family != "seasonal_naive":
         return _start("seasonal_naive"), "fall back to the seasonal naive forecast"
     return _start("naive"), "fall back to repeating the last value, which cannot fail"
+
+
+# --- ablate and refine -----------------------------------------------------------------------
+
+
+def _refine_model(
+    r: SeriesRecipe, spec: SeriesSpec, rng: random.Random
+) -> tuple[SeriesRecipe, str]:
+    """The model block's refine: one hyperparameter tuned, else another forecaster."""
+    return _tune(r, spec, rng) or _switch(r, spec, rng)
+
+
+def fitted_series(recipe: SeriesRecipe, spec: SeriesSpec) -> int:
+    """The series a learned model fits on (a sized recipe samples them)."""
+    return min(spec.n_series, recipe.sample) if recipe.sample else spec.n_series
+
+
+def _more(values: tuple[int, ...], now: int) -> int | None:
+    return next((v for v in values if v > now), None)
+
+
+def _more_lags(
+    r: SeriesRecipe, spec: SeriesSpec, rng: random.Random
+) -> tuple[SeriesRecipe, str] | None:
+    lags = _more(LAGS, r.lags)
+    if lags is None or spec.length - spec.horizon - warmup(replace(r, lags=lags), spec) < 12:
+        return None  # too few origins would be left to learn from
+    return replace(r, lags=lags), f"use the last {lags} values as features instead of {r.lags}"
+
+
+def _add_window(
+    r: SeriesRecipe, spec: SeriesSpec, rng: random.Random
+) -> tuple[SeriesRecipe, str] | None:
+    window = next((w for w in WINDOWS if w not in r.windows), None)
+    if window is None or spec.length - spec.horizon - max(window, spec.period) < 12:
+        return None
+    return replace(r, windows=tuple(sorted((*r.windows, window)))), (
+        f"add a {window}-step rolling mean"
+    )
+
+
+def parts(r: SeriesRecipe, spec: SeriesSpec) -> list[Part[SeriesRecipe]]:
+    """What an ablation of ``r`` takes out, one at a time (:mod:`parts`): the forecaster
+    (replaced by the last value); of a learned one, its lags (the last 2 values only), its
+    rolling means and its seasonal features; of the seasonal naive forecast plus last year's
+    change, that change."""
+    found: list[Part[SeriesRecipe]] = []
+    if r.family != "naive":
+        last = replace(r, family="naive", params={})
+        found.append(Part("last value forecast", last, "the last value",
+                          partial(_refine_model, r, spec), model=True))  # fmt: skip
+    if r.family == "seasonal_drift":
+        found.append(Part("no yearly change", replace(r, family="seasonal_naive"),
+                          "the value a season earlier", nothing))  # fmt: skip
+    if r.family not in LEARNED:
+        return found
+    if r.lags > LAGS[0]:
+        found.append(Part("fewer lags", replace(r, lags=LAGS[0]), f"{LAGS[0] - 1} lags",
+                          partial(_more_lags, r, spec)))  # fmt: skip
+    if r.windows:
+        found.append(Part("no rolling means", replace(r, windows=()), "no rolling means",
+                          partial(_add_window, r, spec)))  # fmt: skip
+    if r.seasonal:
+        unseasonal = replace(r, seasonal=False)
+        found.append(Part("no seasonal features", unseasonal, "no seasonal lag", nothing))
+    return found

@@ -13,10 +13,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.parts import Part, nothing
 from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import TabularSpec
 
@@ -438,3 +440,43 @@ def debug(parent: Recipe | None, spec: TabularSpec) -> tuple[Recipe, str]:
     recipe = Recipe(family=family, params=default_params(family, spec), impute="median",
                     encode="onehot", scale=family == "linear")  # fmt: skip
     return fitted(recipe, spec, budget.DRAFT_SECONDS), why
+
+
+# --- ablate and refine -----------------------------------------------------------------------
+
+
+def _refine_model(r: Recipe, spec: TabularSpec, rng: random.Random) -> tuple[Recipe, str]:
+    """The model block's refine: one hyperparameter tuned, else another strong family."""
+    return _tune(r, spec, rng) or _switch_family(r, spec, rng)
+
+
+def _next_feature(r: Recipe, spec: TabularSpec, rng: random.Random) -> tuple[Recipe, str] | None:
+    """The derived features' refine: the next one the data offers (in ``DERIVED``'s order)."""
+    missing = [f for f, ok in DERIVED.items() if ok(spec) and f not in r.features]
+    if not missing:
+        return None
+    return replace(r, features=(*r.features, missing[0])), f"add the derived feature '{missing[0]}'"
+
+
+def parts(r: Recipe, spec: TabularSpec) -> list[Part[Recipe]]:
+    """What an ablation of ``r`` takes out, one at a time (:mod:`parts`): the model (replaced
+    by a constant prediction; by a plain linear model, with the one-hot codes and scaling it
+    needs), the derived features, the scaling, one-hot encoding (ordinal codes instead)."""
+    model = partial(_refine_model, r, spec)
+    found: list[Part[Recipe]] = []
+    if r.family != "dummy":
+        constant = replace(r, family="dummy", params=default_params("dummy", spec))
+        found.append(Part("constant model", constant, "a constant prediction", model, model=True))
+    if r.family not in ("linear", "dummy"):
+        linear = replace(r, family="linear", params=default_params("linear", spec),
+                         encode="onehot", scale=True)  # fmt: skip
+        found.append(Part("plain linear model", linear, "a plain linear model", model, model=True))
+    if r.features:
+        found.append(Part("no derived features", replace(r, features=()),
+                          "no derived features", partial(_next_feature, r, spec)))  # fmt: skip
+    if r.scale:
+        found.append(Part("no scaling", replace(r, scale=False), "unscaled numbers", nothing))
+    if r.encode == "onehot" and spec.categorical and r.family not in ("linear", "knn"):
+        ordinal = replace(r, encode="ordinal")
+        found.append(Part("ordinal codes instead of one-hot", ordinal, "ordinal codes", nothing))
+    return found

@@ -19,10 +19,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.moves import RecipeMove, one_move
+from podium.scaffolds.baseline.parts import Part, nothing
 from podium.scaffolds.baseline.recipe_line import unsized_fields
 from podium.scaffolds.baseline.specs import TextSpec
 
@@ -275,3 +277,51 @@ def debug(parent: TextRecipe | None, spec: TextSpec) -> tuple[TextRecipe, str]:
     dummy = "dummy_classifier" if spec.problem == "classification" else "dummy_regressor"
     constant = sized(replace(_start(dummy), words=1), spec, budget.DRAFT_SECONDS)
     return constant, "fall back to a constant prediction, which cannot fail"
+
+
+# --- ablate and refine -----------------------------------------------------------------------
+
+
+def _refine_model(r: TextRecipe, spec: TextSpec, rng: random.Random) -> tuple[TextRecipe, str]:
+    """The model block's refine: its regularisation tuned, else another linear family."""
+    return _tune(r, spec, rng) or _switch(r, spec, rng)
+
+
+def _longer(
+    r: TextRecipe, spec: TextSpec, rng: random.Random, which: str
+) -> tuple[TextRecipe, str] | None:
+    """The n-grams' refine: one length more (words up to 3, characters up to 5)."""
+    now = getattr(r, which)
+    if now >= NGRAM_MOST[which]:
+        return None
+    changes: dict[str, Any] = {which: now + 1}
+    unit = "word" if which == "words" else "character"
+    return replace(r, **changes), f"use {unit} n-grams up to length {now + 1} instead of {now}"
+
+
+NGRAM_MOST = {"words": 3, "chars": 5}  # the longest n-grams refine goes to
+
+
+def parts(r: TextRecipe, spec: TextSpec) -> list[Part[TextRecipe]]:
+    """What an ablation of ``r`` takes out, one at a time (:mod:`parts`): the model (replaced
+    by a constant prediction), word or character n-grams (when it has both), word n-grams
+    longer than one, sublinear term frequencies."""
+    dummy = "dummy_classifier" if spec.problem == "classification" else "dummy_regressor"
+    found: list[Part[TextRecipe]] = []
+    if r.family != dummy:
+        constant = replace(r, family=dummy, params=dict(MODELS[dummy].params))
+        found.append(Part("constant model", constant, "a constant prediction",
+                          partial(_refine_model, r, spec), model=True))  # fmt: skip
+    longer_words = partial(_longer, r, spec, which="words")
+    if r.words and r.chars:
+        found.append(Part("no character n-grams", replace(r, chars=0), "word n-grams only",
+                          partial(_longer, r, spec, which="chars")))  # fmt: skip
+        found.append(Part("no word n-grams", replace(r, words=0), "character n-grams only",
+                          longer_words))  # fmt: skip
+    if r.words > 1:
+        found.append(Part("word unigrams only", replace(r, words=1), "single words",
+                          longer_words))  # fmt: skip
+    if r.sublinear_tf:
+        raw = replace(r, sublinear_tf=False)
+        found.append(Part("raw term counts", raw, "raw term counts", nothing))
+    return found

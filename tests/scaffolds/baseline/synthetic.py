@@ -26,7 +26,15 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from podium.interfaces import BudgetView, OperatorContext, Proposal, Task
-from podium.records import Action, EnvironmentInfo, Metric, Node, NodeState
+from podium.records import (
+    Action,
+    EnvironmentInfo,
+    ExecResult,
+    ExecStatus,
+    Metric,
+    Node,
+    NodeState,
+)
 from podium.scaffolds.baseline import BaselineOperators
 from podium.scaffolds.baseline.analysis import analyse
 from podium.submission_check import Invalid, check, find_sample
@@ -546,6 +554,7 @@ def propose(task: Task, tree: SearchTree, action: Action, seed: int = 0) -> Prop
         budget=BudgetView(steps_left=5, time_left_s=None, exec_timeout_s=600),
         model=NoModel(),
         rng=random.Random(seed),
+        refs=[tree.get(r) for r in action.ref_ids],
     )
     return asyncio.run(BaselineOperators().propose(ctx))
 
@@ -558,6 +567,16 @@ def finished(node_id: int, proposal: Proposal, op: str, metric: float | None,
         plan=proposal.plan, code=proposal.code, is_buggy=buggy,
         bug_reason="ValueError: boom" if buggy else None,
         metric=None if metric is None else Metric(value=metric, lower_is_better=lower_is_better),
+    )  # fmt: skip
+
+
+def analysis(node_id: int, parent_id: int, code: str, output: str) -> Node:
+    """A finished analysis (an ablation) of ``parent_id`` whose run printed ``output``; its
+    findings are the output, as the loop records them without a review model."""
+    return Node(
+        id=node_id, parent_ids=(parent_id,), operator="ablate", kind="analysis",
+        state=NodeState.DONE, step=node_id, code=code, summary=output,
+        exec=ExecResult(status=ExecStatus.OK, output=output),
     )  # fmt: skip
 
 
