@@ -1,7 +1,8 @@
 """A recorded run written through the real journal API, for the viewer, ``show`` and ``rerun``
-tests: every node kind, a crossover (two parents), nodes citing others (reference edges),
-model calls with prompts and a review, and hostile content (HTML and ``<script>`` in code,
-output, plans and reasons) that must stay text.
+tests: every node kind, a crossover (two parents), nodes citing others (reference edges), an
+analysis (an ablation study, cited by the refinement it led to), model calls with prompts and a
+review, and hostile content (HTML and ``<script>`` in code, output, plans, reasons and an
+ablation's part) that must stay text.
 Beside it, :func:`write_agentic_run`: a run of one agentic node, whose record is a notebook (its
 cells, outputs, errors and the model's words, hostile too) and whose model calls carry turns.
 
@@ -56,6 +57,24 @@ ANSI_TRACEBACK = (
     "\n"
     "\x1b[0;31mValueError\x1b[0m: could not convert\n"
 )
+# The analysis (node 8, an ablation of node 4): its output's ABLATION lines, as the table shows
+# them (part, score, change against the baseline), and its findings (the review's summary).
+ABLATION_OUTPUT = (
+    "ablating 2 parts of node 4\n"
+    "ABLATION baseline: 0.78\n"
+    "ABLATION without <i>markup</i> text features: 0.7\n"
+    "ABLATION without scaling: 0.775\n"
+)
+ABLATION_TABLE = (
+    ("baseline", 0.78, None),
+    ("without <i>markup</i> text features", 0.7, -0.08),
+    ("without scaling", 0.775, -0.005),
+)
+FINDINGS = (
+    "The text features matter most: without them the score falls from 0.78 to 0.7. "
+    "Scaling hardly matters (0.775)."
+)
+FINDINGS_LINE = "The text features matter most: without them the score falls from 0.78 to 0.7."
 
 
 @dataclass(frozen=True)
@@ -68,6 +87,8 @@ class RecordedRun:
     running: int  # a node still executing (live only while the run's lock is held)
     node_count: int
     refs: dict[int, tuple[int, ...]]  # node id -> the nodes it cites beyond its parents
+    analysis: int  # a finished analysis (ablate of a good node): no metric, never good
+    refine: int  # the refinement that cites it
 
 
 def _metric(value: float) -> Metric:
@@ -124,12 +145,14 @@ def _new_run(root: Path, search: str) -> tuple[RunDir, Journal]:
 
 
 def write_recorded_run(root: Path, *, refs: bool = True) -> RecordedRun:
-    """Seven nodes: drafts 1 (good) and 2 (buggy), debug 3 of 2, improve 4 of 1, crossover 5 of
+    """Nine nodes: drafts 1 (good) and 2 (buggy), debug 3 of 2, improve 4 of 1, crossover 5 of
     3 and 4 (the best), improve 6 of 5 citing 1 and 3 (timed out: buggy), improve 7 of 5 citing
-    6 (still executing). ``refs=False``: the same run with no reference edge."""
+    6 (still executing), ablate 8 of 4 (an analysis: ``ABLATION_OUTPUT``, ``FINDINGS``) and
+    refine 9 of 4 citing 8 (good, not the best). ``refs=False``: the same run with no
+    reference edge."""
     rd, journal = _new_run(root, 'strategy = "evolutionary"')
     rng = random.Random(0).getstate()
-    cited: dict[int, tuple[int, ...]] = {6: (1, 3), 7: (6,)} if refs else {}
+    cited: dict[int, tuple[int, ...]] = {6: (1, 3), 7: (6,), 9: (8,)} if refs else {}
     ok = ExecResult(status=ExecStatus.OK, output="VALIDATION_METRIC: 0.7\n", duration_s=2.0)
     specs: list[dict[str, object]] = [
         {"operator": "draft", "parents": (), "metric": 0.71, "code": XSS_CODE, "plan": XSS_PLAN,
@@ -147,6 +170,10 @@ def write_recorded_run(root: Path, *, refs: bool = True) -> RecordedRun:
          "exec": ExecResult(status=ExecStatus.TIMEOUT, output="", timed_out=True,
                             killed_reason="timed out after 60s", duration_s=60.0)},
         {"operator": "improve", "parents": (5,), "running": True, "code": "print('wip')\n"},
+        {"operator": "ablate", "parents": (4,), "analysis": FINDINGS,
+         "code": "for part in PARTS:\n    print(f'ABLATION {part}: {score(part)}')\n",
+         "exec": ok.model_copy(update={"output": ABLATION_OUTPUT})},
+        {"operator": "refine", "parents": (4,), "metric": 0.8, "code": "print(0.8)\n"},
     ]  # fmt: skip
     buggy: dict[int, str] = {}
     step = 0
@@ -169,16 +196,19 @@ def write_recorded_run(root: Path, *, refs: bool = True) -> RecordedRun:
         )
         assert isinstance(result, ExecResult)
         rd.write_text(node_id, "output.txt", result.output)
-        reason = spec.get("buggy")
+        reason, findings = spec.get("buggy"), spec.get("analysis")
         summary = f"Node {node_id} <em>looks</em> fine." if reason is None else "It failed."
+        summary = str(findings) if findings else summary
         for call in _calls(node_id, step - 1, code, summary):
             journal.record_call(call)
+        scored = reason is None and not findings
         done = node.model_copy(update={
             "state": NodeState.DONE, "step": step, "code": code,
+            "kind": "analysis" if findings else "solution",
             "plan": str(spec.get("plan", f"Plan of node {node_id}.")), "exec": result,
-            "metric": _metric(float(spec["metric"])) if reason is None else None,  # type: ignore[arg-type]
+            "metric": _metric(float(spec["metric"])) if scored else None,  # type: ignore[arg-type]
             "is_buggy": reason is not None, "bug_reason": reason, "summary": summary,
-            "has_submission": reason is None,
+            "has_submission": scored,
             "usage": Usage(input_tokens=1500 + node_id, output_tokens=250, cost_usd=0.012,
                            calls=2),
             "timings": Timings(model_s=1.5, exec_s=result.duration_s, review_model_s=0.5,
@@ -194,7 +224,7 @@ def write_recorded_run(root: Path, *, refs: bool = True) -> RecordedRun:
     summary = {
         "task": "toy", "status": "finished", "stop_reason": "steps", "strategy": "evolutionary",
         "model": "openai/gpt-test", "review_model": "openai/gpt-test", "sandbox": "bwrap",
-        "steps": step, "good_nodes": step - len(buggy), "buggy_nodes": len(buggy),
+        "steps": step, "good_nodes": step - len(buggy) - 1, "buggy_nodes": len(buggy),
         "best_node": best, "best_metric": 0.82, "lower_is_better": False, "elapsed_s": 400.0,
         "discarded_nodes": 0, "updated_at": (START + timedelta(minutes=8)).isoformat(),
         "usage": {"input_tokens": 9000, "output_tokens": 1500, "cost_usd": 0.072, "calls": 12},
@@ -205,7 +235,7 @@ def write_recorded_run(root: Path, *, refs: bool = True) -> RecordedRun:
     return RecordedRun(
         root=root, best=best, best_path=frozenset({1, 2, 3, 4, 5}), crossover=5, buggy=buggy,
         running=7, node_count=len(specs),
-        refs=cited,
+        refs=cited, analysis=8, refine=9,
     )  # fmt: skip
 
 

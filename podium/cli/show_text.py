@@ -34,6 +34,7 @@ from podium.formats import RunDir, SummaryGrade, UsageTotals, run_files
 from podium.records import ModelCall, Node, NodeState, Usage
 from podium.redact import redact
 from podium.tracebacks import output_without_traceback, parse_traceback, render_text
+from podium.viewer.findings import ablation_table, findings_line
 from podium.viewer.notebook import (
     CellError,
     NodeNotebook,
@@ -45,7 +46,10 @@ from podium.viewer.notebook import (
 from podium.viewer.run_data import RunView, open_run, run_is_live
 
 REASON_CHARS = 80  # a bug reason in the tree, shortened to one line
-STYLES = {"good": "green", "buggy": "red", "running": "yellow", "interrupted": "magenta"}
+STYLES = {
+    "good": "green", "buggy": "red", "running": "yellow", "interrupted": "magenta",
+    "analysis": "cyan",
+}  # fmt: skip
 TRACEBACK_STYLES = {"error": "red", "frame": "", "library": "dim", "link": "bold", "note": "dim"}
 FOLLOW_POLL_S = 0.25  # --follow: how often the files are looked at (a stat each)
 FOLLOW_RUN_EVERY_S = 1.0  # --follow: how often at most the run is read back (its journal)
@@ -61,6 +65,9 @@ def show_header(view: RunView) -> None:
         status += f" ({reason})"
     steps = f"{sum(1 for n in view.nodes if n.step is not None)} finished: "
     steps += f"{kinds.count('good')} good, {kinds.count('buggy')} buggy"
+    if "analysis" in kinds:
+        analyses = kinds.count("analysis")
+        steps += f", {analyses} {'analysis' if analyses == 1 else 'analyses'}"
     for kind in ("running", "interrupted"):
         steps += f", {kinds.count(kind)} {kind}" if kind in kinds else ""
     rows = [
@@ -140,14 +147,19 @@ def _tree_label(view: RunView, node: Node) -> Text:
         label.append("  cites " + ", ".join(map(str, refs)), style="dim")
     label.append("  ")
     label.append(_result(view, node), style=STYLES[kind] + (" bold" if on_path else ""))
+    if kind == "analysis":  # what it found, in a sentence
+        label.append(f"  {visible(findings_line(node.summary) or '(no findings)')}", style="dim")
     if node.timings.total_s:
         label.append(f"  {duration(node.timings.total_s)}", style="dim")
     return label
 
 
 def _result(view: RunView, node: Node) -> str:
-    """The metric, or why the node is buggy (one line, shortened), or where it stands."""
+    """The metric, or why the node is buggy (one line, shortened), or where it stands (an
+    analysis has no metric: "analysis")."""
     kind = view.kind(node)
+    if kind == "analysis":
+        return kind
     if kind == "running":
         return f"running ({node.state})"
     if kind == "interrupted":  # said once when the journal marked it so itself
@@ -192,7 +204,10 @@ def show_node(
     """Print the node; returns the output it showed of a node still running (where
     ``--follow`` goes on from), None for a node that has ended."""
     _node_meta(console, view, node)
-    _section(console, "summary", node.summary)
+    if view.kind(node) == "analysis":
+        _findings(console, node)
+    else:
+        _section(console, "summary", node.summary)
     _section(console, "plan", node.plan)
     calls = view.calls(node.id)
     _node_notebook(console, view, node, calls, output_lines, cell_lines)
@@ -223,6 +238,7 @@ def _node_meta(console: Console, view: RunView, node: Node) -> None:
         *_references(view, node),
         ("step", str(node.step) if node.step is not None else "- (not finished)"),
         ("state", f"{node.state} (worker {node.worker})"),
+        *_kind(node),
         ("metric", f"{node.metric.value:.6g}" if node.metric else "-"),
     ]
     if node.fresh is not None:
@@ -240,6 +256,29 @@ def _node_meta(console: Console, view: RunView, node: Node) -> None:
         ("files", str(RunDir(view.root).node_dir(node.id))),
     ]  # fmt: skip
     print_columns(rows)
+
+
+def _kind(node: Node) -> list[tuple[str, str]]:
+    """An analysis says what it is (a solution, the usual, says nothing)."""
+    if node.kind != "analysis":
+        return []
+    return [("kind", "analysis (no metric, no submission: its output is findings)")]
+
+
+def _findings(console: Console, node: Node) -> None:
+    """An analysis's findings (its summary), and its ablation table when its output has
+    ``ABLATION <part>: <score>`` lines: each part's score and its change against the
+    baseline."""
+    _heading(console, "findings")
+    console.print(Text(visible(node.summary.rstrip("\n") or "(no findings recorded)")))
+    rows = ablation_table(node.exec.output) if node.exec else []
+    if rows:
+        _heading(console, f"ablation ({len(rows)} variant{'s' if len(rows) != 1 else ''})")
+        print_columns([("part", "score", "change vs baseline")] + [
+            (visible(r.part), f"{r.score:.6g}",
+             "baseline" if r.change is None else f"{r.change:+.4g}")
+            for r in rows
+        ])  # fmt: skip
 
 
 def _references(view: RunView, node: Node) -> list[tuple[str, str]]:
@@ -563,6 +602,8 @@ def _node_end(console: Console, view: RunView, node: Node) -> None:
     """How a followed node ended: its result, and its error if it had one."""
     kind = view.kind(node)
     verdict = f"good, metric {_result(view, node)}" if kind == "good" else _result(view, node)
+    if kind == "analysis" and node.summary.strip():
+        verdict += f": {visible(findings_line(node.summary))}"
     line = Text(f"\nnode {node.id} {'finished' if node.state is NodeState.DONE else 'ended'}: ")
     line.append(verdict, style=STYLES[kind])
     result = node.exec

@@ -27,7 +27,9 @@ from podium.formats.sweep_dir import RUNS
 from podium.records import ModelCall, Node, NodeState
 from podium.untrusted import Refused, inert, read_untrusted
 
-NodeKind = Literal["good", "buggy", "running", "interrupted"]
+NodeKind = Literal["good", "buggy", "running", "interrupted", "analysis"]
+"""How a reader draws a node (:meth:`RunView.kind`); not ``podium.records.NodeKind``, what its
+code is, which this refines: a finished analysis that ran through is ``analysis``."""
 LIVE_OUTPUT_READ_CAP = 4 * 1024 * 1024
 RUNNING_STATES = (NodeState.PROPOSING, NodeState.EXECUTING, NodeState.REVIEWING)
 
@@ -152,11 +154,15 @@ class RunView:
         return inert(data.decode("utf-8", errors="replace"))
 
     def kind(self, node: Node) -> NodeKind:
-        """The colour a node is drawn in. A node left mid-way by a dead run is interrupted."""
+        """The colour a node is drawn in. A node left mid-way by a dead run is interrupted; a
+        finished analysis (``Node.kind``) is ``analysis``, no metric and never good, unless it
+        failed: then it is buggy like any node."""
         if node.state in RUNNING_STATES:
             return "running" if self.live is not False else "interrupted"
         if node.state is NodeState.INTERRUPTED:
             return "interrupted"
+        if node.kind == "analysis" and not node.is_buggy:
+            return "analysis"
         return "good" if node.is_good else "buggy"
 
     def calls(self, node_id: int | None = None) -> list[ModelCall]:

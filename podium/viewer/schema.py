@@ -91,6 +91,7 @@ class RunHeader(Document):
     steps: int
     good_nodes: int
     buggy_nodes: int
+    analysis_nodes: int  # finished analyses that ran through (kind "analysis"): no metric
     discarded_nodes: int
     elapsed_s: Finite
     cost_usd: Finite
@@ -123,7 +124,8 @@ class LightNode(Document):
     step: int | None
     metric: Finite
     bug_reason: str | None
-    summary: str  # the review's verdict: the list's "why" column
+    summary: str  # the review's verdict (an analysis: its findings): the list's "why" column
+    findings: str | None  # an analysis's findings in one line (``viewer.findings``); else null
     worker: int
     total_s: Finite
     cost_usd: Finite
@@ -152,6 +154,16 @@ class RunJSON(Versioned):
 
 
 # --- /api/node/<id> -------------------------------------------------------------------------
+
+
+class AblationRow(Document):
+    """One variant of an analysis's ablation (its output's ``ABLATION <part>: <score>``
+    lines, ``podium.viewer.findings``): ``change`` is its score minus the baseline's (null:
+    the baseline)."""
+
+    part: str
+    score: float
+    change: Finite
 
 
 class DiffLine(Document):
@@ -316,6 +328,7 @@ class NodeDetail(LightNode):
     exec: Execution | None
     has_submission: bool
     fresh: str | None  # an agentic node's fresh-kernel run, in one line
+    ablation: list[AblationRow]  # an analysis's ablation results ([]: none, or not one)
     children: list[int]
     cited_by: list[int]  # the nodes whose ``refs`` hold this one
     usage: Usage

@@ -18,6 +18,7 @@ from podium.formats.run_files import SummaryGrade
 from podium.records import ExecResult, Message, ModelCall, Node, NodeState, Usage
 from podium.untrusted import strip_ansi
 from podium.viewer import highlight, packing
+from podium.viewer.findings import ablation_table, findings_line
 from podium.viewer.layout import layout
 from podium.viewer.notebook import (
     NodeNotebook,
@@ -28,6 +29,7 @@ from podium.viewer.notebook import (
 )
 from podium.viewer.run_data import RunView, clip
 from podium.viewer.schema import (
+    AblationRow,
     Answer,
     Call,
     Cell,
@@ -108,6 +110,7 @@ def _run_header(view: RunView) -> RunHeader:
         steps=len(done),
         good_nodes=sum(n.is_good for n in done),
         buggy_nodes=sum(n.is_buggy for n in done),
+        analysis_nodes=sum(view.kind(n) == "analysis" for n in done),
         discarded_nodes=view.discarded,
         elapsed_s=s.elapsed_s,
         cost_usd=usage.cost_usd,
@@ -173,19 +176,21 @@ def _node(model: type[Light], view: RunView, node: Node, limit: int, **more: Any
     draw), its texts clipped at ``limit`` characters, and the ``more`` fields the model adds
     (RunNode its place in the graph, ``LAYOUT_FIELDS``; NodeDetail the rest of the node), all
     validated in one go (a RunJSON builds thousands of them on every change)."""
+    kind = view.kind(node)
     return model(
         id=node.id,
         parents=list(node.parent_ids),
         refs=view.refs(node),
         operator=node.operator,
         state=node.state,
-        kind=view.kind(node),
+        kind=kind,
         best=node.id == view.best_id,
         on_best_path=node.id in view.best_path,
         step=node.step,
         metric=node.metric.value if node.metric else None,
         bug_reason=clip(node.bug_reason, limit),
         summary=clip(node.summary, limit),  # the review's verdict: the "why" column
+        findings=findings_line(node.summary) if kind == "analysis" else None,
         worker=node.worker,
         total_s=node.timings.total_s,
         cost_usd=node.usage.cost_usd,
@@ -228,6 +233,7 @@ def _detail(
         exec=_exec(node.exec) if node.exec else None,
         has_submission=node.has_submission,
         fresh=node.fresh.verdict() if node.fresh else None,  # an agentic node's fresh run
+        ablation=_ablation(view, node),
         children=view.children(node.id),
         cited_by=view.cited_by(node.id),
         usage=node.usage,
@@ -235,6 +241,14 @@ def _detail(
         calls=[_call(c) for c in calls],
         notebook=_notebook(read_notebook(view.root, node.id), calls),
     )
+
+
+def _ablation(view: RunView, node: Node) -> list[AblationRow]:
+    """An analysis's ablation table (``findings.ablation_table``); [] for any other node."""
+    if view.kind(node) != "analysis" or node.exec is None:
+        return []
+    rows = ablation_table(strip_ansi(node.exec.output))
+    return [AblationRow(part=r.part, score=r.score, change=r.change) for r in rows]
 
 
 def _output(view: RunView, node: Node) -> tuple[str, bool, bool]:

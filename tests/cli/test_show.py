@@ -20,6 +20,8 @@ from podium.formats import Journal, RunDir
 from podium.records import ExecResult, ExecStatus
 from tests.recorded_run import (
     AGENTIC_PLAN,
+    FINDINGS,
+    FINDINGS_LINE,
     XSS_CELL_CODE,
     XSS_CELL_ERROR,
     XSS_CELL_OUTPUT,
@@ -103,7 +105,7 @@ def test_the_tree_and_a_node_note_its_references(recorded_run: RecordedRun) -> N
     assert "6 improve  cites 1, 3  buggy: execution timed out" in line_of(out, 6)
     assert "7 improve  cites 6  interrupted" in line_of(out, 7)
     assert indent(line_of(out, 7)) == indent(line_of(out, 6))
-    assert sum("cites" in line for line in out.splitlines()) == 2
+    assert sum("cites" in line for line in out.splitlines()) == 3  # and 9 cites 8
     six = show(str(recorded_run.root), "6").output
     assert re.search(r"^references +1, 3$", six, re.M) and re.search(r"^cited by +7$", six, re.M)
     assert re.search(r"^cited by +6$", show(str(recorded_run.root), "3").output, re.M)
@@ -128,7 +130,7 @@ def test_the_header_sums_the_run_up(recorded_run: RecordedRun) -> None:
     assert rows["strategy"] == "evolutionary"
     assert rows["model"] == "openai/gpt-test"
     assert rows["status"] == "finished (step budget spent)"
-    assert rows["steps"].startswith("6 finished: 4 good, 2 buggy")
+    assert rows["steps"] == "8 finished: 5 good, 2 buggy, 1 analysis, 1 interrupted"
     assert rows["best"] == "node 5, metric 0.82 (higher is better)"
     assert rows["spent"] == "$0.0720, 10,500 tokens, 12 model calls"
     assert rows["grade"].startswith("score 0.8, bronze medal")
@@ -160,7 +162,7 @@ def test_a_long_reason_is_one_shortened_line_in_the_tree_and_whole_with_buggy(
     assert listed == sorted(recorded_run.buggy) == [2, 6]
     assert f"    {XSS_REASON}\n" in done.output
     assert f"    {LONG_REASON}\n" in done.output
-    assert "2 buggy of 7 nodes" in done.output
+    assert "2 buggy of 9 nodes" in done.output
 
 
 # --- one node ------------------------------------------------------------------------------
@@ -181,6 +183,39 @@ def test_a_node_in_full(recorded_run: RecordedRun) -> None:
     assert re.search(r"^review #1 .* tool_call$", out, re.MULTILINE)
     assert re.search(r"^usage +1,502 in / 250 out tokens, \$0\.0120, 2 calls$", out, re.M)
     assert "You are a Kaggle grandmaster" not in out  # prompts only with --messages
+
+
+def test_an_analysis_shows_its_findings_not_a_metric(recorded_run: RecordedRun) -> None:
+    """The ablation (node 8): in the tree "analysis" and its first finding, and the refine
+    citing it; in full its kind, its findings and its ABLATION lines as a table against the
+    baseline (the part's markup literal); failed, it is buggy like any node."""
+    root, analysis = str(recorded_run.root), recorded_run.analysis
+    tree = show(root).output
+    assert line_of(tree, analysis).lstrip("│├└─ ") == f"8 ablate  analysis  {FINDINGS_LINE}  4.50s"
+    assert "9 refine  cites 8  0.8" in line_of(tree, recorded_run.refine)
+    done = show(root, str(analysis))
+    assert done.exit_code == 0, done.output
+    out = done.output
+    assert out.startswith("node 8  ablate  analysis\n")
+    assert re.search(r"^kind +analysis \(no metric, no submission", out, re.M)
+    assert re.search(r"^metric +-$", out, re.M) and re.search(r"^cited by +9$", out, re.M)
+    assert "── findings " in out and FINDINGS in out and "── summary" not in out
+    table = out.split("── ablation (3 variants) ", 1)[1].splitlines()[1:5]
+    assert [re.split(r" {2,}", line.strip()) for line in table] == [
+        ["part", "score", "change vs baseline"],
+        ["baseline", "0.78", "baseline"],
+        ["without <i>markup</i> text features", "0.7", "-0.08"],
+        ["without scaling", "0.775", "-0.005"],
+    ]
+    journal = Journal.open(RunDir(recorded_run.root).journal)
+    try:
+        (node,) = journal.nodes_by_id([analysis]).values()
+        journal.update(node.model_copy(update={"is_buggy": True, "bug_reason": "boom"}), 8.0)
+    finally:
+        journal.close()
+    assert "8 ablate  buggy: boom" in line_of(show(root).output, analysis)
+    failed = show(root, str(analysis)).output
+    assert failed.startswith("node 8  ablate  buggy\n") and "── ablation" not in failed
 
 
 def test_content_is_printed_literally(recorded_run: RecordedRun) -> None:
@@ -304,7 +339,7 @@ def test_an_unknown_node_is_a_one_line_error(recorded_run: RecordedRun) -> None:
     done = show(str(recorded_run.root), "99")
     assert isinstance(done.exception, UserError)
     assert done.exception.message == f"{recorded_run.root} has no node 99"
-    assert done.exception.hint == "this run has nodes 1–7"
+    assert done.exception.hint == "this run has nodes 1–9"
 
 
 def test_options_that_do_not_go_together(recorded_run: RecordedRun) -> None:

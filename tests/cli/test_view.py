@@ -84,7 +84,7 @@ def test_serves_the_run_until_ctrl_c(recorded_run: RecordedRun, viewers: list[Vi
     viewer = Viewer(str(recorded_run.root), "--port", "0")
     viewers.append(viewer)
     data = viewer.get("api/run")
-    assert [n["id"] for n in data["nodes"]] == list(range(1, 8))
+    assert [n["id"] for n in data["nodes"]] == list(range(1, recorded_run.node_count + 1))
     assert viewer.get("api/node/5")["parents"] == [3, 4]
     with pytest.raises(urllib.error.HTTPError) as refused:  # another local user has no token
         viewer.get("api/run", token=False)
@@ -127,7 +127,7 @@ def test_export(recorded_run: RecordedRun, tmp_path: Path) -> None:
     dest = tmp_path / "run.html"
     done = podium_cli("view", str(recorded_run.root), "--export", str(dest))
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"wrote {dest} (7 nodes)\n"
+    assert done.stdout == f"wrote {dest} ({recorded_run.node_count} nodes)\n"
     assert 'id="podium-data"' in dest.read_text(encoding="utf-8")
 
 

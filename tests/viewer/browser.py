@@ -7,16 +7,20 @@ The DOM contract these checks hold the page (``podium/viewer/static/``) to:
 * header: ``#run-title`` (task), ``#run-status`` (running, finished, ...), ``#node-count``
   (``N nodes``), ``#live`` (shown only while the run is live);
 * graph: ``svg#graph``; a ``g.node[data-node-id]`` per node with its kind as a class (``good``
-  ``buggy`` ``running`` ``interrupted``), plus ``best``, ``on-best-path``, ``selected``,
-  ``filtered-out``; a ``<title>`` tooltip; the id and metric (or ✗) as its label; one
+  ``buggy`` ``running`` ``interrupted`` ``analysis``), plus ``best``, ``on-best-path``,
+  ``selected``, ``filtered-out``; a ``<title>`` tooltip; the id and metric (or ✗) as its label; one
   ``path.edge[data-from][data-to]`` per parent, and one ``path.edge.reference`` per node it
   cites (``#legend-refs`` shown when there is any);
-* ``#node-list``: a ``tr[data-node-id]`` per node (same classes), with the bug reason;
+* ``#node-list``: a ``tr[data-node-id]`` per node (same classes), with the bug reason (an
+  analysis: its findings in a line, ``td.why``);
 * filters: ``select#filter-operator``, ``select#filter-state`` (good, buggy, running,
-  interrupted, best-path), ``input#filter-text``, ``#match-count`` (``k of N``); ``#goto-best``;
+  interrupted, analysis, best-path), ``input#filter-text``, ``#match-count`` (``k of N``);
+  ``#goto-best``; ``#legend`` with a ``.chip`` per kind;
 * ``#detail[data-node-id]`` with ``#detail-title``, ``-meta`` (``references`` and ``cited by``
   rows of ``button[data-goto]`` links where there are any), ``-metric``, ``-bug``,
-  ``-summary``, ``-plan``, ``-code`` (``pre.hl``), ``-output``, ``-error``, ``-usage``,
+  ``-summary`` (titled by ``#summary-title``: Review, or an analysis's Findings, with its
+  ``table#detail-ablation`` rows: part, score, change vs baseline), ``-plan``, ``-code``
+  (``pre.hl``), ``-output``, ``-error``, ``-usage``,
   ``-timings``, ``-calls`` (a ``.call`` per model call, ``.message[data-role]``, ``.response``);
 * an agentic node's ``#sec-notebook`` (hidden for the others): ``#notebook-meta`` and
   ``#detail-notebook``, holding in order a ``.nb-turn[data-turn]`` line (the turn's model call)
@@ -38,6 +42,8 @@ from playwright.sync_api import Page, expect
 
 from tests.recorded_run import (
     AGENTIC_TURNS,
+    FINDINGS,
+    FINDINGS_LINE,
     FIX_OUTPUT,
     XSS_CELL_CODE,
     XSS_CELL_ERROR,
@@ -55,9 +61,16 @@ from tests.recorded_run import (
 SYSTEM_PROMPT = "You are a Kaggle grandmaster. <b>Be brief.</b>"
 XSS_CODE_LINE = "</script><script>window.__pwned = 1</script>"
 XSS_SEARCH = "<img src=x onerror=window.__pwned=5>"  # typed into the search box
-EDGES = {(2, 3), (1, 4), (3, 5), (4, 5), (5, 6), (5, 7)}  # (parent, child) of the recorded run
-METRICS = {1: "0.71", 3: "0.75", 4: "0.78", 5: "0.82"}
-OPERATORS = ["crossover", "debug", "draft", "improve"]
+EDGES = {(2, 3), (1, 4), (3, 5), (4, 5), (5, 6), (5, 7), (4, 8), (4, 9)}  # (parent, child)
+METRICS = {1: "0.71", 3: "0.75", 4: "0.78", 5: "0.82", 9: "0.8"}
+OPERATORS = ["ablate", "crossover", "debug", "draft", "improve", "refine"]
+KINDS = {"good", "buggy", "running", "interrupted", "analysis"}
+# The analysis's ablation table as the panel shows it: part, score, change vs baseline.
+ABLATION_ROWS = [
+    ["baseline", "0.78", "baseline"],
+    ["without <i>markup</i> text features", "0.7", "-0.08"],
+    ["without scaling", "0.775", "-0.005"],
+]
 
 # Elements that exist only if a hostile string was parsed as HTML (tests/recorded_run.py).
 _PARSED_JS = """() => [
@@ -112,6 +125,8 @@ def kinds(run: RecordedRun) -> dict[int, str]:
             out[node_id] = "buggy"
         elif node_id == run.running:
             out[node_id] = "interrupted"
+        elif node_id == run.analysis:
+            out[node_id] = "analysis"
         else:
             out[node_id] = "good"
     return out
@@ -223,7 +238,7 @@ def check_graph(page: Page, run: RecordedRun) -> None:
     for node_id, kind in kinds(run).items():
         classes = node_classes(page, node_id)
         assert kind in classes, (node_id, classes)
-        others = {"good", "buggy", "running", "interrupted"} - {kind}
+        others = KINDS - {kind}
         assert not classes & others, (node_id, classes)
         assert ("best" in classes) == (node_id == run.best), (node_id, classes)
         assert ("on-best-path" in classes) == (node_id in run.best_path), (node_id, classes)
@@ -236,12 +251,31 @@ def check_graph(page: Page, run: RecordedRun) -> None:
     best_title = text(page, f'g.node[data-node-id="{run.best}"] > title')
     assert "crossover" in best_title and "0.82" in best_title, best_title
     assert XSS_REASON in text(page, 'g.node[data-node-id="2"] > title')
+    check_analysis_drawn(page, run)
     rows = page.locator("#node-list tr[data-node-id]")
     assert rows.count() == run.node_count
     assert XSS_REASON in text(page, '#node-list tr[data-node-id="2"]')
     assert "crossover" in text(page, f'#node-list tr[data-node-id="{run.crossover}"]')
     expect(page.locator("#goto-best")).to_be_enabled()
     expect(page.locator("#live")).to_be_hidden()  # no lock held: nothing to watch
+
+
+def check_analysis_drawn(page: Page, run: RecordedRun) -> None:
+    """The analysis: its own shape and colour (and legend), "analysis" where a metric would be,
+    its findings in a line in its tooltip and its list row; never on the best path."""
+    analysis = f'g.node[data-node-id="{run.analysis}"]'
+    assert label(page, run.analysis) == f"#{run.analysis} ablateanalysis"
+    assert f"findings: {FINDINGS_LINE}" in text(page, f"{analysis} > title")
+    assert "on-best-path" not in node_classes(page, run.analysis)
+    shape = page.locator(f"{analysis} .box").evaluate(
+        "e => [getComputedStyle(e).fill, getComputedStyle(e).rx]"
+    )
+    good = page.locator('g.node[data-node-id="4"] .box').evaluate("e => getComputedStyle(e).rx")
+    assert shape[0] != "none" and shape[1] != good, (shape, good)  # a pill, not a box
+    expect(page.locator("#legend .chip.analysis")).to_be_visible()
+    row = page.locator(f'#node-list tr[data-node-id="{run.analysis}"]')
+    expect(row.locator(".badge")).to_have_text("analysis")
+    expect(row.locator("td.why")).to_have_text(FINDINGS_LINE)
 
 
 def check_details(page: Page, run: RecordedRun) -> None:
@@ -293,6 +327,23 @@ def check_details(page: Page, run: RecordedRun) -> None:
     assert "cited by#6" in meta and "references" not in meta, meta
     open_node(page, run.running)  # left executing by a run no longer live
     expect(page.locator("#detail-summary")).to_have_text("(interrupted before its review)")
+
+    # An analysis: its findings and its ablation table instead of a metric and a review.
+    open_node(page, run.analysis)
+    expect(page.locator("#summary-title")).to_have_text("Findings")
+    expect(page.locator("#detail-summary")).to_have_text(FINDINGS)
+    expect(page.locator("#detail-metric")).to_contain_text("no metric: an analysis")
+    table = page.locator("#detail-ablation")
+    expect(table).to_be_visible()
+    rows = table.locator("tbody tr").evaluate_all(
+        "rs => rs.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert rows == ABLATION_ROWS, rows
+    assert "cited by#9" in text(page, "#detail-meta")
+    open_node(page, run.refine)
+    expect(page.locator("#summary-title")).to_have_text("Review")
+    expect(page.locator("#detail-ablation")).to_be_hidden()
+    assert "references#8" in text(page, "#detail-meta")
 
 
 def check_safety(page: Page, run: RecordedRun) -> None:
@@ -371,7 +422,7 @@ def check_filters(page: Page, run: RecordedRun) -> None:
     options = page.locator("#filter-operator option").evaluate_all("os => os.map(o => o.value)")
     assert sorted(options) == ["", *OPERATORS], options
     states = page.locator("#filter-state option").evaluate_all("os => os.map(o => o.value)")
-    assert set(states) == {"", "good", "buggy", "running", "interrupted", "best-path"}, states
+    assert set(states) == {"", *KINDS, "best-path"}, states
 
     page.locator("#filter-state").select_option("buggy")
     wait_shown(page, set(run.buggy))
@@ -379,6 +430,8 @@ def check_filters(page: Page, run: RecordedRun) -> None:
     assert node_count(page) == run.node_count  # dimmed, not removed
     page.locator("#filter-state").select_option("best-path")
     wait_shown(page, set(run.best_path))
+    page.locator("#filter-state").select_option("analysis")
+    wait_shown(page, {run.analysis})
     page.locator("#filter-state").select_option("")
     wait_shown(page, everyone)
     expect(count).to_have_text(re.compile(rf"\b{run.node_count} of {run.node_count}\b"))
@@ -571,11 +624,13 @@ def check_collapse(page: Page, run: RecordedRun) -> None:
 
 
 def check_chart(page: Page, run: RecordedRun) -> None:
-    """Every finished node on the metric chart; a point opens its node."""
+    """Every finished solution on the metric chart (an analysis has no metric: not there); a
+    point opens its node."""
     page.locator("#tab-chart").click()
     expect(page.locator("#chart")).to_be_visible()
-    finished = run.node_count - 1  # all but the one left executing
+    finished = run.node_count - 2  # all but the one left executing and the analysis
     expect(page.locator("#chart .pt")).to_have_count(finished)
+    assert page.locator(f'#chart .pt[data-node-id="{run.analysis}"]').count() == 0
     expect(page.locator("#chart circle.pt")).to_have_count(finished - len(run.buggy))
     assert page.locator("#chart .best-so-far").count() == 1
     page.locator('#chart circle.pt[data-node-id="3"]').click()

@@ -314,7 +314,7 @@ def test_the_sweep_page_lists_every_run_and_opens_it(
     expect(done).to_have_attribute("data-state", "finished")
     expect(done).to_contain_text("bronze")
     done.click()
-    browser.wait_nodes(page, 7)
+    browser.wait_nodes(page, 9)  # the recorded run
     expect(page.locator("#run-title")).to_contain_text("toy")
     expect(page.locator("#back-to-sweep")).to_be_visible()
     browser.open_node(page, 5)

@@ -70,8 +70,9 @@ def sent_run(srv: ViewerServer, prefix: str = "") -> dict[str, Any]:
 
 
 def test_a_runs_json_is_its_schema(recorded_run: RecordedRun) -> None:
-    """Good, buggy (a traceback, a timeout), a crossover's two diffs, a node still executing
-    (live while the run's lock is held: its output so far), and the errors."""
+    """Good, buggy (a traceback, a timeout), an analysis with its ablation table, a crossover's
+    two diffs, a node still executing (live while the run's lock is held: its output so far),
+    and the errors."""
     rd = RunDir(recorded_run.root)
     rd.write_live_output(recorded_run.running, "epoch 1\n")
     with serving(recorded_run.root) as srv:
@@ -85,7 +86,9 @@ def test_a_runs_json_is_its_schema(recorded_run: RecordedRun) -> None:
             rd.unlock()
         sent(srv, "/api/nope", ErrorReply, status=404)
     details = served["details"].values()
-    assert {n["kind"] for n in served["run"]["nodes"]} == {"good", "buggy", "interrupted"}
+    kinds = {n["kind"] for n in served["run"]["nodes"]}
+    assert kinds == {"good", "buggy", "interrupted", "analysis"}
+    assert any(d["ablation"] for d in details)
     assert any(d["exec"] and d["exec"]["traceback_parsed"] for d in details)
     assert any(len(d["diffs"]) == 2 for d in details) and served["run"]["run"]["grade"]
     assert "running" in {n["kind"] for n in live["nodes"]} and live["live"] is True

@@ -187,12 +187,13 @@ def test_etag_answers_304_until_the_journal_changes(
     for header in (etag, f"W/{etag}", f'"other", {etag}'):
         reply = request(server, "/api/run", {"If-None-Match": header})
         assert (reply.status, reply.body, reply.headers["ETag"]) == (304, b"", etag)
-    add_node(recorded_run.root, 8)  # a live run writes a node while the page polls
+    new = recorded_run.node_count + 1
+    add_node(recorded_run.root, new)  # a live run writes a node while the page polls
     reply = request(server, "/api/run", {"If-None-Match": etag})
     assert reply.status == 200
     assert reply.headers["ETag"] != etag
-    assert [n["id"] for n in reply.json()["nodes"]][-1] == 8
-    assert "\x1b" not in request(server, "/api/node/8").json()["output"]
+    assert [n["id"] for n in reply.json()["nodes"]][-1] == new
+    assert "\x1b" not in request(server, f"/api/node/{new}").json()["output"]
 
 
 def test_a_running_node_while_the_run_is_locked(
@@ -311,8 +312,8 @@ def test_not_found_is_json(server: ViewerServer, path: str, error: str) -> None:
 def test_api_search(server: ViewerServer) -> None:
     assert request(server, "/api/search?q=SCRIPT").json() == {"ids": [1]}
     assert request(server, "/api/search?q=timed%20out").json() == {"ids": [6]}
-    assert request(server, "/api/search?q=").json() == {"ids": [1, 2, 3, 4, 5, 6, 7]}
-    assert request(server, "/api/search").json() == {"ids": [1, 2, 3, 4, 5, 6, 7]}
+    assert request(server, "/api/search?q=").json() == {"ids": [1, 2, 3, 4, 5, 6, 7, 8, 9]}
+    assert request(server, "/api/search").json() == {"ids": [1, 2, 3, 4, 5, 6, 7, 8, 9]}
 
 
 def test_head_has_no_body(server: ViewerServer) -> None:
@@ -397,7 +398,7 @@ def test_serve_stops_cleanly_on_a_signal(recorded_run: RecordedRun) -> None:
 
     serve(recorded_run.root, 0, ready)
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{43}", got[0])
-    assert len(got[1]["nodes"]) == 7
+    assert len(got[1]["nodes"]) == recorded_run.node_count
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 

@@ -22,8 +22,11 @@ from podium.viewer.run_data import RunView, open_run
 from podium.viewer.schema import as_sent
 from podium.viewer.snapshot import LAYOUT_FIELDS, export_data, search_ids
 from tests.recorded_run import (
+    ABLATION_TABLE,
     AGENTIC_PLAN,
     AGENTIC_TURNS,
+    FINDINGS,
+    FINDINGS_LINE,
     FIX_CODE,
     FIX_OUTPUT,
     XSS_CELL_CODE,
@@ -51,7 +54,7 @@ def add_node(root: Path, node_id: int, output: str = ANSI_OUTPUT) -> None:
     journal.begin(node, rng, rng, elapsed_s=50.0)
     result = ExecResult(status=ExecStatus.OK, output=output, traceback="\x1b[31mboom\x1b[0m")
     done = node.model_copy(
-        update={"state": NodeState.DONE, "step": 7, "code": "print(0.9)\n", "exec": result,
+        update={"state": NodeState.DONE, "step": node_id, "code": "print(0.9)\n", "exec": result,
                 "metric": Metric(value=0.9, lower_is_better=False)}
     )  # fmt: skip
     journal.update(done, 51.0)
@@ -87,7 +90,7 @@ def test_run_json_of_the_recorded_run(recorded_run: RecordedRun) -> None:
     assert nodes[recorded_run.crossover]["operator"] == "crossover"
     kinds = {i: n["kind"] for i, n in nodes.items()}
     assert kinds == {1: "good", 2: "buggy", 3: "good", 4: "good", 5: "good", 6: "buggy",
-                     7: "interrupted"}  # fmt: skip
+                     7: "interrupted", 8: "analysis", 9: "good"}  # fmt: skip
     assert nodes[7]["state"] == "executing"
     assert [i for i, n in nodes.items() if n["best"]] == [recorded_run.best]
     assert {i for i, n in nodes.items() if n["on_best_path"]} == recorded_run.best_path
@@ -96,7 +99,47 @@ def test_run_json_of_the_recorded_run(recorded_run: RecordedRun) -> None:
     assert {i: n["bug_reason"] for i, n in nodes.items() if n["bug_reason"]} == recorded_run.buggy
     assert nodes[1]["created_at"].startswith("2026-11-30T12:01:00")
     assert nodes[7]["finished_at"] is None and nodes[7]["step"] is None
-    assert data["operators"] == ["crossover", "debug", "draft", "improve"]
+    assert data["operators"] == ["ablate", "crossover", "debug", "draft", "improve", "refine"]
+    assert {i: n["findings"] for i, n in nodes.items() if n["findings"]} == {8: FINDINGS_LINE}
+
+
+def test_an_analysis_has_findings_not_a_metric(recorded_run: RecordedRun) -> None:
+    """The ablation (node 8, of 4): its own kind, no metric, never good nor on the best path,
+    its findings in a line and in full, its ABLATION lines as a table against the baseline;
+    the run's header counts it apart from the good and the buggy."""
+    view = open_run(recorded_run.root)
+    data = run_json(view)
+    light = by_id(data)[recorded_run.analysis]
+    assert (light["kind"], light["metric"], light["on_best_path"], light["best"]) == (
+        "analysis", None, False, False
+    )  # fmt: skip
+    assert light["findings"] == FINDINGS_LINE and light["summary"] == FINDINGS
+    assert by_id(data)[recorded_run.refine]["refs"] == [recorded_run.analysis]
+    assert (data["run"]["good_nodes"], data["run"]["analysis_nodes"]) == (5, 1)
+    detail = node_detail(view, recorded_run.analysis)
+    table = [(r["part"], r["score"], r["change"]) for r in detail["ablation"]]
+    assert [(p, s) for p, s, _ in table] == [(p, s) for p, s, _ in ABLATION_TABLE]
+    assert [c for _, _, c in table] == [
+        None if c is None else pytest.approx(c) for _, _, c in ABLATION_TABLE
+    ]
+    assert detail["has_submission"] is False and detail["cited_by"] == [recorded_run.refine]
+    assert all(node_detail(view, i)["ablation"] == [] for i in (4, recorded_run.refine))
+
+
+def test_a_failed_analysis_is_buggy_like_any_node(recorded_run: RecordedRun) -> None:
+    """An analysis that did not run through is drawn buggy, with no findings and no table."""
+    journal = Journal.open(RunDir(recorded_run.root).journal)
+    try:
+        (node,) = journal.nodes_by_id([recorded_run.analysis]).values()
+        failed = {"is_buggy": True, "bug_reason": "ZeroDivisionError: division by zero"}
+        journal.update(node.model_copy(update=failed), 8.0)
+    finally:
+        journal.close()
+    view = open_run(recorded_run.root)
+    light = by_id(run_json(view))[recorded_run.analysis]
+    assert (light["kind"], light["findings"]) == ("buggy", None)
+    assert node_detail(view, recorded_run.analysis)["ablation"] == []
+    assert run_json(view)["run"]["analysis_nodes"] == 0
 
 
 def test_every_node_is_placed_below_its_parents(recorded_run: RecordedRun) -> None:
@@ -127,12 +170,14 @@ def test_references_are_drawn_and_place_no_node(recorded_run: RecordedRun, tmp_p
     more."""
     view = open_run(recorded_run.root)
     data = run_json(view)
-    assert {i: n["refs"] for i, n in by_id(data).items() if n["refs"]} == {6: [1, 3], 7: [6]}
-    assert recorded_run.refs == {6: (1, 3), 7: (6,)}
+    assert {i: n["refs"] for i, n in by_id(data).items() if n["refs"]} == {
+        6: [1, 3], 7: [6], 9: [8]
+    }  # fmt: skip
+    assert recorded_run.refs == {6: (1, 3), 7: (6,), 9: (8,)}
     plain = run_json(open_run(write_recorded_run(tmp_path / "plain", refs=False).root))
     assert not any(n["refs"] for n in plain["nodes"])
     assert placed(data) == placed(plain) and data["layout"] == plain["layout"]
-    for cited, by in ((1, 6), (3, 6), (6, 7)):
+    for cited, by in ((1, 6), (3, 6), (6, 7), (8, 9)):
         detail = node_detail(view, cited)
         assert detail["cited_by"] == [by] and by not in detail["children"]
     citing = node_detail(open_run(recorded_run.root, light=True), 6)
@@ -162,7 +207,8 @@ def test_run_header(recorded_run: RecordedRun) -> None:
         False,
     )
     assert (run["best_node"], run["best_metric"]) == (5, 0.82)
-    assert (run["steps"], run["good_nodes"], run["buggy_nodes"]) == (6, 4, 2)
+    assert (run["steps"], run["good_nodes"], run["buggy_nodes"]) == (8, 5, 2)
+    assert run["analysis_nodes"] == 1
     assert (run["calls"], run["input_tokens"], run["cost_usd"]) == (12, 9000, 0.072)
     assert run["grade"]["medal"] == "bronze" and run["grade"]["leaderboard_percentile"] == 61.0
     assert "sandboxed" not in run["grade"]
@@ -178,8 +224,8 @@ def test_a_run_without_summary_still_has_a_header(recorded_run: RecordedRun) -> 
         "openai/gpt-test",
     )
     assert run["status"] == "stopped"
-    assert (run["steps"], run["buggy_nodes"], run["grade"]) == (6, 2, None)
-    assert run["calls"] == 12  # the nodes' own usage, summed
+    assert (run["steps"], run["buggy_nodes"], run["grade"]) == (8, 2, None)
+    assert run["calls"] == 16  # the nodes' own usage, summed
     assert run["lower_is_better"] is False
 
 
@@ -199,10 +245,11 @@ def test_a_running_node_while_the_run_holds_its_lock(recorded_run: RecordedRun) 
 def test_version_is_stable_and_follows_the_journal(recorded_run: RecordedRun) -> None:
     first = run_json(open_run(recorded_run.root))
     assert run_json(open_run(recorded_run.root)) == first
-    add_node(recorded_run.root, 8)
+    new = recorded_run.node_count + 1
+    add_node(recorded_run.root, new)
     second = run_json(open_run(recorded_run.root))
     assert second["version"] != first["version"]
-    assert by_id(second)[8]["parents"] == [5]
+    assert by_id(second)[new]["parents"] == [5]
 
 
 def test_nan_in_the_summary_is_null_json(recorded_run: RecordedRun) -> None:
@@ -271,10 +318,11 @@ def test_node_detail_calls(recorded_run: RecordedRun) -> None:
 
 
 def test_ansi_escapes_are_stripped(recorded_run: RecordedRun) -> None:
-    add_node(recorded_run.root, 8)
+    new = recorded_run.node_count + 1
+    add_node(recorded_run.root, new)
     view = open_run(recorded_run.root)
-    assert node_detail(view, 8)["output"] == "epoch 1 loss link done\n"
-    assert node_detail(view, 8)["exec"]["traceback"] == "boom"
+    assert node_detail(view, new)["output"] == "epoch 1 loss link done\n"
+    assert node_detail(view, new)["exec"]["traceback"] == "boom"
     assert "\x1b" not in node_detail(view, 2)["exec"]["traceback"]
     assert strip_ansi("a\x1b[38;5;208mb\x1b[Kc\x1b7d") == "abcd"
 
@@ -287,14 +335,16 @@ def test_a_missing_node_is_a_one_line_error(recorded_run: RecordedRun) -> None:
 @pytest.mark.parametrize(
     ("q", "ids"),
     [
-        ("", [1, 2, 3, 4, 5, 6, 7]),
+        ("", [1, 2, 3, 4, 5, 6, 7, 8, 9]),
         ("SCRIPT", [1]),  # code and plan, any case
         ("pwned = 3", [1]),  # the plan only
         ("onerror", [1, 2]),  # output; a frame of a traceback
         ("svg onload", [2]),  # bug reason
         ("could not CONVERT", [2]),  # error value, traceback, reason
         ("valueerror", [2]),  # error name
-        ("looks", [1, 3, 4, 5]),  # review summary
+        ("looks", [1, 3, 4, 5, 9]),  # review summary
+        ("hardly matters", [8]),  # an analysis's findings
+        ("without scaling", [8]),  # its output
         ("timed out", [6]),
         ("wip", [7]),  # a running node's code
         ("[0;31m", []),  # colour codes are not text
@@ -310,8 +360,9 @@ def test_export_data(recorded_run: RecordedRun) -> None:
     run, packed = export_data(view)
     assert run == run_json(view)
     details = packing.unpack(packed)
-    assert sorted(details, key=int) == [str(i) for i in range(1, 8)]
-    for node_id in range(1, 8):
+    ids = range(1, recorded_run.node_count + 1)
+    assert sorted(details, key=int) == [str(i) for i in ids]
+    for node_id in ids:
         assert details[str(node_id)] == node_detail(view, node_id)
     json.dumps(packed, allow_nan=False)
 
@@ -329,7 +380,8 @@ def test_one_enormous_node_cannot_weigh_down_the_page(recorded_run: RecordedRun)
     a line of it, the node's panel a bounded part, each saying how much was left out."""
     journal = Journal.open(RunDir(recorded_run.root).journal)
     rng = random.Random(0).getstate()
-    node = Node(id=9, parent_ids=(5,), operator="improve")
+    new = recorded_run.node_count + 1
+    node = Node(id=new, parent_ids=(5,), operator="improve")
     journal.begin(node, rng, rng, elapsed_s=60.0)
     reason = "ValueError: " + "x" * 3_000_000
     done = node.model_copy(
@@ -340,9 +392,9 @@ def test_one_enormous_node_cannot_weigh_down_the_page(recorded_run: RecordedRun)
     journal.update(done, 61.0)
     journal.close()
     view = open_run(recorded_run.root)
-    light = by_id(run_json(view))[9]
+    light = by_id(run_json(view))[new]
     assert len(light["bug_reason"]) < 1_100 and "more characters not shown" in light["bug_reason"]
-    detail = node_detail(view, 9)
+    detail = node_detail(view, new)
     assert 1_000_000 <= len(detail["bug_reason"]) < 1_000_100
     assert len(detail["exec"]["error_value"]) < 1_000_100
     assert "<span" not in detail["code_html"]  # too long to colour: escaped, plain

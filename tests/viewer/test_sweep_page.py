@@ -59,7 +59,7 @@ def test_the_grid_lists_every_run_with_its_state(sweep_dir: Path) -> None:
     runs = {r["id"]: r for r in grid["runs"]}
     assert len(runs) == 4
     done = runs[DONE]
-    assert done["state"] == "finished" and done["medal"] == "bronze" and done["steps"] == 6
+    assert done["state"] == "finished" and done["medal"] == "bronze" and done["steps"] == 8
     assert done["href"] == f"runs/{DONE}/" and done["live"] is False
     assert {r["state"] for i, r in runs.items() if i != DONE} == {"pending"}
     assert grid["sweep"]["counts"]["finished"] == 1 and grid["sweep"]["medals"] == 1
@@ -76,7 +76,7 @@ def test_the_server_serves_the_grid_and_each_run(server: ViewerServer) -> None:
     run_page = request(server, f"/runs/{DONE}/")
     assert run_page.status == 200 and b"app.js" in run_page.body
     run = request(server, f"/runs/{DONE}/api/run").json()
-    assert run["run"]["task"] == "toy" and len(run["nodes"]) == 7
+    assert run["run"]["task"] == "toy" and len(run["nodes"]) == 9
     assert request(server, f"/runs/{DONE}/api/node/5").json()["id"] == 5
     moved = request(server, f"/runs/{DONE}")
     assert moved.status == 301 and moved.headers["Location"] == f"/runs/{DONE}/"

@@ -15,6 +15,8 @@
     const c = $('chart'), pane = $('chart-pane');
     c.textContent = '';
     if (state.tab !== 'chart' || !state.run) return;
+    // The finished attempts at a solution: an analysis has no metric to plot (a failed one is
+    // buggy like any node).
     const done = state.nodes.filter((n) => n.step !== null && (n.kind === 'good' || n.kind === 'buggy'));
     const scored = done.filter((n) => n.kind === 'good' && n.metric !== null);
     $('chart-empty').hidden = scored.length > 0;

@@ -10,6 +10,7 @@
     if (n.parents.length) lines.push('parents: ' + n.parents.map((p) => '#' + p).join(', '));
     if (n.refs.length) lines.push('cites: ' + n.refs.map((r) => '#' + r).join(', '));
     if (n.metric !== null) lines.push('metric ' + fmtMetric(n.metric));
+    if (n.findings) lines.push('findings: ' + n.findings);
     if (n.bug_reason) lines.push('bug: ' + n.bug_reason);
     if (n.kind === 'running') lines.push('state: ' + n.state);
     if (state.collapsed.has(n.id)) lines.push(`collapsed: ${descendants(n.id).size} nodes hidden`);

@@ -24,6 +24,7 @@
     const review = r.review_model && r.review_model !== r.model ? ` (review: ${r.review_model})` : '';
     const stats = [['strategy', r.strategy], ['model', r.model + review], ['steps', fmtInt(r.steps)],
       ['good', fmtInt(r.good_nodes)], ['buggy', fmtInt(r.buggy_nodes)]];
+    if (r.analysis_nodes) stats.push(['analyses', fmtInt(r.analysis_nodes)]);
     if (r.discarded_nodes) stats.push(['discarded', fmtInt(r.discarded_nodes)]);
     if (r.best_node !== null) {
       stats.push(['best', `#${r.best_node} · ${fmtMetric(r.best_metric)}${direction(r.lower_is_better)}`]);

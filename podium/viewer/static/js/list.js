@@ -7,6 +7,7 @@
     if (n.kind === 'buggy') return n.bug_reason || 'buggy';
     if (n.kind === 'running') return n.state + '…';
     if (n.kind === 'interrupted') return n.state === 'interrupted' ? 'interrupted' : `interrupted while ${n.state}`;
+    if (n.kind === 'analysis') return n.findings || '(no findings recorded)';
     return n.summary || '';
   }
 

@@ -43,7 +43,7 @@
     for (const n of state.nodes) {
       if (state.hidden.has(n.id)) continue;
       const col = state.colour.get(n.id);
-      ctx.fillStyle = col ? col.fill : { buggy: '#cf222e', running: '#bf8700' }[n.kind] || '#8c959f';
+      ctx.fillStyle = col ? col.fill : { buggy: '#cf222e', running: '#bf8700', analysis: '#8250df' }[n.kind] || '#8c959f';
       const size = n.on_best_path ? 3 : 2;
       ctx.fillRect(ox + gx(n) * mx - 1, oy + gy(n) * my - 1, size, size);
     }

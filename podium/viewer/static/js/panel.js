@@ -34,11 +34,25 @@
     ];
   }
 
+  // An analysis's ablation (NodeDetail.ablation): part, score, change against the baseline.
+  const signed = (c) => (c > 0 ? '+' : c < 0 ? '-' : '±') + fmtMetric(Math.abs(c));
+  function drawAblation(d) {
+    const table = $('detail-ablation'), rows = d ? d.ablation : [], body = table.tBodies[0];
+    table.hidden = !rows.length;
+    body.textContent = '';
+    for (const r of rows) {
+      body.appendChild(el('tr', r.change === null ? 'baseline' : null)).append(
+        el('td', null, r.part), el('td', 'num', fmtMetric(r.score)),
+        el('td', 'num', r.change === null ? 'baseline' : signed(r.change)));
+    }
+  }
+
   function reviewText(n, d) {
     if (!d) return n.kind === 'running' ? '(not written yet)' : '(not available)';
     if (d.summary) return d.summary;
     if (n.kind === 'running') return '(not reviewed yet)';
     if (n.kind === 'interrupted') return '(interrupted before its review)';
+    if (n.kind === 'analysis') return '(no findings recorded)';
     if (!(d.calls || []).some((c) => c.role === 'review')) {
       return '(no review model was asked: the node is judged by its metric line and the hard checks)';
     }
@@ -68,11 +82,14 @@
     $('detail-metric').textContent = n.metric !== null
       ? `metric ${fmtMetric(n.metric)}${direction(state.run.run.lower_is_better)}${n.kind === 'buggy' ? ' — but the node is buggy' : ''}`
       : n.kind === 'buggy' ? 'no metric: buggy'
-        : n.kind === 'running' ? `no metric yet (${n.state})` : 'no metric';
+        : n.kind === 'running' ? `no metric yet (${n.state})`
+          : n.kind === 'analysis' ? 'no metric: an analysis (its findings below)' : 'no metric';
     const bug = $('detail-bug');
     bug.textContent = n.bug_reason ? 'Bug: ' + n.bug_reason : '';
     bug.hidden = !n.bug_reason;
+    $('summary-title').textContent = n.kind === 'analysis' ? 'Findings' : 'Review';
     $('detail-summary').textContent = reviewText(n, d);
+    drawAblation(d);
     const none = n.kind === 'running' ? '(not written yet)' : '(not available)';
     $('detail-plan').textContent = d ? d.plan || '(no plan)' : none;
     drawNotebook(d);
