@@ -51,7 +51,7 @@ the search is globally stagnant: none of the last ``stagnation_window`` finished
 the best before it by more than ``metric_improvement_threshold``.
 
 **Rewards** (MLEvolve's): −1 for a buggy node (or one without a usable metric); else +1.5 if
-it beats the best good node before it, +1 if its parent is a good node, +1.5 if its parent is
+it beats the best good node before it, +1 if its parent is not buggy, +1.5 if its parent is
 buggy (a fixed bug); a draft's parent is the root, which adds nothing.
 
 Differs from MLEvolve, and why:
@@ -77,8 +77,8 @@ Differs from MLEvolve, and why:
   sticks to the node in MLEvolve).
 * **The global best.** At 7d8403c ``agent.best_metric`` is never assigned after
   initialisation, so the +1.5 for beating the global best never fires there, and the global
-  stagnation check compares the last nodes with a best that already includes them, so it
-  always passes; here both work as their code intends.
+  stagnation check compares the last nodes with a best already updated by them, so it holds
+  whenever the best is up to date; here both work as their code intends.
 * Evolution, fusion and aggregation are ``improve`` and ``draft`` actions with references; the
   prompts are Podium's (the references and the memory are shown), not MLEvolve's dedicated
   ones. No code review before execution, no stepwise drafting (operators' business).
@@ -95,7 +95,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from podium.interfaces import Strategy
 from podium.records import Action, Metric, Node
@@ -119,10 +119,20 @@ class MCGSParams(BaseModel):
     exploration_constant: float = Field(1.414, ge=0, description="C before the decay")
     decay_alpha: float = Field(0.01, ge=0, description="C's decrease per step after T1")
     decay_lower_bound: float = Field(0.5, ge=0, description="C's floor, and C after T2")
-    decay_start: float = Field(0.3, ge=0, le=1, description="T1 as a fraction of the steps")
-    decay_end: float = Field(0.7, ge=0, le=1, description="T2 as a fraction of the steps")
+    decay_start: float = Field(
+        0.3, ge=0, le=1, description="T1 as a fraction of the steps (decay.phase_ratios[0])"
+    )
+    decay_end: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        validate_default=True,
+        description="T2 as a fraction of the steps (decay.phase_ratios[1])",
+    )
     explore_switch_start: float = Field(0.5, ge=0, le=1, description="progress: w starts to fall")
-    explore_switch_end: float = Field(0.7, ge=0, le=1, description="progress: w is at its min")
+    explore_switch_end: float = Field(
+        0.7, ge=0, le=1, validate_default=True, description="progress: w is at its min"
+    )
     min_exploration_weight: float = Field(0.2, ge=0, le=1, description="w late in the search")
     topk_early_k: int = Field(5, ge=1, description="top-K size before explore_switch_end")
     topk_early_max_per_branch: int = Field(3, ge=1, description="early top-K cap per branch")
@@ -144,7 +154,11 @@ class MCGSParams(BaseModel):
         0.5, ge=0, le=1, description="progress the aggregation window opens (MLEvolve: 6 h of 12)"
     )
     aggregation_end: float = Field(
-        10 / 12, ge=0, le=1, description="progress it closes (MLEvolve: 10 h of 12)"
+        10 / 12,
+        ge=0,
+        le=1,
+        validate_default=True,
+        description="progress it closes (MLEvolve: 10 h of 12)",
     )
     fusion_min_branches: int = Field(2, ge=1, description="branches an aggregation needs")
     fusion_min_successful_nodes: int = Field(2, ge=1, description="good nodes such a branch has")
@@ -152,16 +166,15 @@ class MCGSParams(BaseModel):
     metric_improvement_threshold: float = Field(1e-4, ge=0, description="a new best beats by")
     branch_fusion_trigger_prob: float = Field(1.0, ge=0, le=1, description="aggregation's chance")
 
-    @model_validator(mode="after")
-    def _ordered(self) -> MCGSParams:
-        for low, high in (
-            ("decay_start", "decay_end"),
-            ("explore_switch_start", "explore_switch_end"),
-            ("aggregation_start", "aggregation_end"),
-        ):
-            if getattr(self, low) > getattr(self, high):
-                raise ValueError(f"{low} must not exceed {high}")
-        return self
+    @field_validator("decay_end", "explore_switch_end", "aggregation_end")
+    @classmethod
+    def _after_start(cls, end: float, info: ValidationInfo) -> float:
+        """Each window's end is not before its start (validated first, declared above)."""
+        assert info.field_name is not None
+        start = info.field_name.replace("_end", "_start")
+        if start in info.data and info.data[start] > end:
+            raise ValueError(f"must not be less than {start} ({info.data[start]})")
+        return end
 
 
 def exploration_constant(params: MCGSParams, step: int, steps: int | None) -> float:

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from podium.records import Action, Node
 from podium.scaffolds.strategies import MCGS, MCGSParams
@@ -219,3 +220,10 @@ def test_a_fixed_seed_replays_and_a_resumed_strategy_decides_the_same() -> None:
         assert resumed.next_action(again, random.Random(seed)) == original.next_action(
             tree, random.Random(seed)
         )
+
+
+def test_a_window_that_ends_before_it_starts_is_refused() -> None:
+    with pytest.raises(ValidationError, match="must not be less than decay_start"):
+        MCGSParams(decay_start=0.9)  # decay_end stays 0.7
+    with pytest.raises(ValidationError, match="must not be less than aggregation_start"):
+        MCGSParams(aggregation_start=0.5, aggregation_end=0.4)
