@@ -6,6 +6,7 @@ from podium.plugins import OperatorSetSpec, StrategySpec, hookimpl
 from podium.scaffolds import agentic, baseline, operators
 from podium.scaffolds.strategies.evolutionary import Evolutionary, EvolutionaryParams
 from podium.scaffolds.strategies.greedy import Greedy, GreedyParams
+from podium.scaffolds.strategies.mcgs import MCGS, MCGSParams
 from podium.scaffolds.strategies.mcts import MCTS, MCTSParams
 from podium.scaffolds.strategies.one_draft import OneDraft
 from podium.scaffolds.strategies.random_search import RandomSearch
@@ -38,6 +39,12 @@ def podium_strategies() -> list[StrategySpec]:
             create=Refine,
             params=RefineParams,
             description="MLE-STAR: ablate each solution, refine the block that matters, ensemble",
+        ),
+        StrategySpec(
+            name="mcgs",
+            create=MCGS,
+            params=MCGSParams,
+            description="MLEvolve: graph search over branches, fusion and aggregation by refs",
         ),
         StrategySpec(
             name="random",

@@ -53,7 +53,8 @@ def test_unknown_strategy_lists_the_strategies() -> None:
     lines = _error_lines("run", str(TOY_TASK), "--model", SCRIPTED, "--strategy", "mtcs")
     assert lines == [
         "error: unknown strategy 'mtcs'",
-        "hint: did you mean mcts? available: evolutionary, greedy, mcts, one-draft, random",
+        "hint: did you mean mcts? available: "
+        "evolutionary, greedy, mcgs, mcts, one-draft, random, refine",
     ]
 
 

@@ -144,7 +144,8 @@ def test_a_name_far_from_every_choice_lists_them_without_guessing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, _, err = _run(["run", str(TOY_TASK), "--strategy", "zzz"], capsys)
-    assert err.splitlines()[1] == "hint: available: evolutionary, greedy, mcts, one-draft, random"
+    choices = "evolutionary, greedy, mcgs, mcts, one-draft, random, refine"
+    assert err.splitlines()[1] == f"hint: available: {choices}"
     _, _, err = _run(["run", "spaceship-xyz"], capsys)
     assert "did you mean" not in err
 

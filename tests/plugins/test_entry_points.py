@@ -65,7 +65,7 @@ def test_an_installed_strategy_runs(site: Path, tmp_path: Path, data_dir: Path) 
     assert refused.returncode == 2
     assert refused.stderr.splitlines() == [
         "error: unknown strategy 'topk'",
-        "hint: available: evolutionary, greedy, mcts, one-draft, random, refine",
+        "hint: available: evolutionary, greedy, mcgs, mcts, one-draft, random, refine",
     ]  # fmt: skip
 
 

@@ -95,7 +95,7 @@ def test_unknown_names_list_the_choices() -> None:
     registry = load_registry()
     with pytest.raises(UnknownNameError) as info:
         registry.strategy("mtcs")
-    choices = "evolutionary, greedy, mcts, one-draft, random"
+    choices = "evolutionary, greedy, mcgs, mcts, one-draft, random, refine"
     assert info.value.hint == f"did you mean mcts? available: {choices}"
     with pytest.raises(UnknownNameError) as info:
         registry.backend("opneai/gpt-4o", {})

@@ -1,6 +1,7 @@
 """Exact resume with several workers: SIGKILL a 3-worker run (and its resumes) at random
 moments, resume until it finishes, and check the tree is the uninterrupted run's, node by node;
-for greedy, and for refine (analyses, references, ensembles, and a strategy that waits).
+for greedy, for refine (analyses, references, ensembles, and a strategy that waits), and for
+mcgs (an aggregation citing the best node of each branch).
 
 The nodes sleep for different times, so they finish out of id order: a tree that depended on
 which node finished first would differ from run to run, and a resume that handed out new ids or
@@ -38,7 +39,10 @@ STEPS, WORKERS, SEED = 9, 3, 3
 SEARCHES: dict[str, dict[str, Any]] = {
     "greedy": {"num_drafts": 3, "debug_prob": 0.5, "max_debug_depth": 3},
     "refine": {"num_solutions": 2, "outer_steps": 1, "inner_steps": 2, "ensemble_rounds": 2},
-}
+    # UCT only, and every gain under 0.05 leaves the search stalled: an aggregation is due
+    "mcgs": {"num_drafts": 3, "num_improves": 2, "min_exploration_weight": 1.0,
+             "metric_improvement_threshold": 0.05, "fusion_min_successful_nodes": 1},
+}  # fmt: skip
 
 
 def _script(path: Path) -> Path:
@@ -103,6 +107,8 @@ def reference(
     assert len(tree["nodes"]) == STEPS and "draft" in operators and len(operators) > 1
     if strategy == "refine":
         assert {"ablate", "refine", "ensemble"} <= operators, operators
+    if strategy == "mcgs":
+        assert any(n[3] == "draft" and n[5] for n in tree["nodes"]), "no aggregation"
     return strategy, script, tree
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 
 from podium.records import Action, Node
 from podium.scaffolds.strategies import Refine, RefineParams
 from podium.tree import SearchTree
-from tests.scaffolds.strategies.trees import node
-
-Outcome = Callable[[int, Action, SearchTree], Node]
+from tests.scaffolds.strategies import trees
+from tests.scaffolds.strategies.trees import Outcome, node
 
 
 def scored(node_id: int, action: Action, tree: SearchTree) -> Node:
@@ -28,18 +26,7 @@ def scored(node_id: int, action: Action, tree: SearchTree) -> Node:
 
 def play(params: RefineParams, steps: int, outcome: Outcome = scored) -> list[tuple[str, ...]]:
     """The actions of a one-worker run of ``steps`` steps: (operator, parents, refs)."""
-    strategy, tree, rng = Refine(params), SearchTree(lower_is_better=False), random.Random(0)
-    actions: list[tuple[str, ...]] = []
-    for node_id in range(1, steps + 1):
-        tree.steps_left = steps - node_id + 1
-        action = strategy.next_action(tree, rng)
-        if action is None:
-            break
-        actions.append((action.operator, str(action.parent_ids), str(action.ref_ids)))
-        finished = outcome(node_id, action, tree)
-        tree.add(finished)
-        strategy.observe(finished, tree)
-    return actions
+    return trees.play(Refine(params), steps, outcome)[0]
 
 
 def test_paths_take_turns_ablate_refine_then_ensemble() -> None:

@@ -19,6 +19,7 @@ SEARCH: dict[str, dict[str, Any]] = {
     "mcts": {"num_children": 2},
     "evolutionary": {"population": 2, "crossover_prob": 1.0},  # generation 2 from step 5
     "random": {},
+    "mcgs": {"num_drafts": 2, "num_improves": 1},
 }
 STEPS = {"evolutionary": 5}
 
@@ -50,7 +51,7 @@ def test_each_strategy_searches_and_reproduces(
     assert first.grade is not None and first.grade.valid_submission
     assert tree(first.run_dir) == tree(second.run_dir)
     operators = {op for _, op, *_ in tree(first.run_dir)}
-    if strategy in ("greedy", "mcts"):
+    if strategy in ("greedy", "mcts", "mcgs"):
         assert "improve" in operators
     if strategy == "evolutionary":
         assert "crossover" in operators

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
 from podium.interfaces import Strategy
 from podium.records import Action, Metric, Node, NodeState
 from podium.tree import SearchTree
@@ -67,3 +70,26 @@ def grown(
         tree.add(n)
         strategy.observe(n, tree)
     return tree
+
+
+Outcome = Callable[[int, Action, SearchTree], Node]
+
+
+def play(
+    strategy: Strategy, steps: int, outcome: Outcome, seed: int = 0
+) -> tuple[list[tuple[str, ...]], SearchTree]:
+    """A one-worker run of ``steps`` steps, as the loop drives it (``steps_left`` counted down,
+    each node added then observed): its actions as (operator, parents, refs), and the tree.
+    ``outcome`` makes the finished node of each action."""
+    tree, rng = SearchTree(lower_is_better=False), random.Random(seed)
+    actions: list[tuple[str, ...]] = []
+    for node_id in range(1, steps + 1):
+        tree.steps_left = steps - node_id + 1
+        action = strategy.next_action(tree, rng)
+        if action is None:
+            break
+        actions.append((action.operator, str(action.parent_ids), str(action.ref_ids)))
+        finished = outcome(node_id, action, tree)
+        tree.add(finished)
+        strategy.observe(finished, tree)
+    return actions, tree
