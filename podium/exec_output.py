@@ -1,5 +1,9 @@
 """The text conventions of a solution's recorded output (``ExecResult.output``), in one place.
 
+An analysis's results are one too: ``ABLATION <part>: <score>`` lines, which ablation scripts
+print (the LLM ``ablate`` prompt asks for them, the baseline's scripts write them) and
+:func:`ablation_results` reads (the baseline's ``refine``, the viewer's findings table).
+
 The sandbox writes them (:class:`CappedOutput` cuts a long output, ``sandbox/kernel.py`` notes
 why it stopped a kernel) and readers find them again (``podium.tracebacks`` drops a traceback's
 copy before them, ``podium show --follow`` finds where a cut output's tail begins), so the
@@ -8,6 +12,7 @@ spelling lives here, below both.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import deque
 
@@ -88,3 +93,28 @@ def capped(text: str, cap_bytes: int) -> tuple[str, bool]:
     out = CappedOutput(cap_bytes)
     out.write(text)
     return out.text(), out.truncated
+
+
+# An ablation's result, one line per variant: "ABLATION <part>: <score>" (the part in at most
+# 80 characters without a colon; the first line is by convention the unchanged solution).
+ABLATION_LINE = re.compile(
+    r"^[ \t]*ABLATION[ \t]+(?P<part>[^:\n]{1,80}?)[ \t]*:[ \t]*(?P<value>\S+)[ \t]*$",
+    re.MULTILINE,
+)
+MAX_ABLATIONS = 50  # lines read from one output
+
+
+def ablation_results(output: str) -> list[tuple[str, float]]:
+    """The ``ABLATION <part>: <score>`` lines of an analysis's output, in order (the first
+    ``MAX_ABLATIONS``; a line whose score is not a finite number is skipped)."""
+    found: list[tuple[str, float]] = []
+    for match in ABLATION_LINE.finditer(output):
+        try:
+            value = float(match["value"])
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            found.append((" ".join(match["part"].split()), value))
+        if len(found) == MAX_ABLATIONS:
+            break
+    return found

@@ -431,6 +431,15 @@ class OperatorContext:
     rng: random.Random = field(default_factory=random.Random)
     refs: list[Node] = field(default_factory=list)  # the action's references, finished nodes
     memory: Memory | None = None  # None: the run's memory is off (memory.retrieve = 0)
+
+    def analyses(self) -> list[Node]:
+        """The analyses whose findings this node acts on: those its action cites, else its
+        first parent's, newest first (what a ``refine`` reads, whichever operator set)."""
+        cited = [n for n in self.refs if n.kind == "analysis"]
+        if cited or not self.parents:
+            return cited
+        return self.tree.analyses(self.parents[0].id)
+
     # A kernel in the node's own workspace, kept across cells, with the node's limits (an
     # agentic operator set works in it; one-shot operators never call it). The caller of the
     # operator closes nothing: the operator closes what it opened.
@@ -475,7 +484,7 @@ class OperatorSet(ABC):
     operators: tuple[str, ...] = ("draft", "improve", "debug")
     # Those of ``operators`` whose nodes are analyses (``podium.records.NodeKind``): run and
     # summarised, never a submission. Their output's ``ABLATION <part>: <score>`` lines are
-    # the convention for an ablation's results (``podium.scaffolds.review.ablation_results``).
+    # the convention for an ablation's results (``podium.exec_output.ablation_results``).
     analyses: tuple[str, ...] = ()
 
     @abstractmethod

@@ -123,7 +123,7 @@ class LLMOperators(OperatorSet):
                 "parent_metric": metric_text(parent),
                 "bug_reason": parent.bug_reason or "",
                 "debug_history": memory.debug_history(ctx.tree, parent, self.memory_chars),
-                "findings": memory.findings(analysed(ctx), self.memory_chars),
+                "findings": memory.findings(ctx.analyses(), self.memory_chars),
             }
         if len(ctx.parents) > 1:  # a crossover's second parent; an ensemble's members
             other = ctx.parents[1]
@@ -215,15 +215,6 @@ def _member(number: int, node: Node) -> str:
     """One solution of an ensemble's prompt: its plan, code and validation metric."""
     head = f"## Solution {number} (node {node.id}), validation metric {metric_text(node)}"
     return f"{head}\nPlan: {node.plan or '(none)'}\n\n```python\n{node.code.rstrip()}\n```\n"
-
-
-def analysed(ctx: OperatorContext) -> list[Node]:
-    """The analyses whose findings a node is shown: those its action cites, else its first
-    parent's, newest first."""
-    cited = [n for n in ctx.refs if n.kind == "analysis"]
-    if cited or not ctx.parents:
-        return cited
-    return ctx.tree.analyses(ctx.parents[0].id)
 
 
 def shortened(values: Mapping[str, str]) -> dict[str, str]:

@@ -54,13 +54,6 @@ REVIEW_TOOL = ToolSpec(
         "required": ["is_bug", "summary", "metric"],
     },
 )
-# An ablation's result, one line per variant: "ABLATION <part>: <score>" (the part in at most
-# 80 characters without a colon; the first line is by convention the unchanged solution).
-ABLATION_LINE = re.compile(
-    r"^[ \t]*ABLATION[ \t]+(?P<part>[^:\n]{1,80}?)[ \t]*:[ \t]*(?P<value>\S+)[ \t]*$",
-    re.MULTILINE,
-)
-MAX_ABLATIONS = 50  # lines read from one output
 FINDINGS_CHARS = 1500  # an analysis's findings without a review model: its output's end
 _OBJECT_START = re.compile(r'\{\s*"')  # where a JSON object with a key may begin
 JSON_WINDOW = 256 * 1024  # characters: a review object is far shorter
@@ -84,22 +77,6 @@ def metric_from_output(output: str) -> float | str | None:
     if not math.isfinite(value):
         return f"VALIDATION_METRIC is {raw}"
     return value
-
-
-def ablation_results(output: str) -> list[tuple[str, float]]:
-    """The ``ABLATION <part>: <score>`` lines of an analysis's output, in order (the first
-    ``MAX_ABLATIONS``; a line whose score is not a finite number is skipped)."""
-    found: list[tuple[str, float]] = []
-    for match in ABLATION_LINE.finditer(output):
-        try:
-            value = float(match["value"])
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            found.append((" ".join(match["part"].split()), value))
-        if len(found) == MAX_ABLATIONS:
-            break
-    return found
 
 
 @dataclass(frozen=True)

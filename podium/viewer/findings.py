@@ -3,7 +3,7 @@
 An analysis (``podium.records.NodeKind``: an ``ablate`` node, say) has no metric: what it
 found is its ``summary`` (the review model's, or the end of its output), and an ablation's
 scores are its output's ``ABLATION <part>: <score>`` lines (read by
-``podium.scaffolds.review.ablation_results``, the one owner of that convention). The viewer
+``podium.exec_output.ablation_results``, the one owner of that convention). The viewer
 (``LightNode.findings``, ``NodeDetail.ablation``) and ``podium show`` both show them through
 this module, so the graph, the list and the terminal never disagree.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from podium.scaffolds.review import ablation_results
+from podium.exec_output import ablation_results
 
 FINDINGS_LINE_CHARS = 160  # the one line of findings in a list row, a tooltip, a tree label
 BASELINE = "baseline"  # the part an ablation names its unchanged solution (the first otherwise)

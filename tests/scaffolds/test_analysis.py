@@ -11,10 +11,10 @@ import pytest
 
 import podium
 from podium.code_edit import render_edits
+from podium.exec_output import ablation_results
 from podium.formats import Journal
 from podium.interfaces import Strategy
 from podium.records import Action, NodeState
-from podium.scaffolds.review import ablation_results
 from podium.tree import SearchTree
 from tests.scaffolds.strategies.trees import node, tree_of
 from tests.support import code_answer, review_answer, run_config, solution, write_script

@@ -4,7 +4,7 @@ The script is the parent's own solution, then one copy per part (``Kind.parts``:
 replaced by a trivial stand-in, a feature group or a preprocessing step dropped), each written
 by the kind's ``render`` from the recipe without that part and cut at its metric line: instead
 of ``VALIDATION_METRIC`` it prints ``ABLATION <part>: <score>`` (the unchanged solution first,
-as ``baseline``: the convention ``podium.scaffolds.review.ablation_results`` reads), and it
+as ``baseline``: the convention ``podium.exec_output.ablation_results`` reads), and it
 never reaches the refit or the submission, so the analysis writes no submission. Every copy
 validates as the solution does (the same folds, seeded, on the same rows), so the differences
 are the parts' alone.

@@ -1,12 +1,12 @@
 """``refine`` for every kind: change the one part of a solution its ablation shows matters most.
 
-The findings are the analyses ``podium.scaffolds.operators.analysed`` picks (the cited ones,
+The findings are the analyses ``OperatorContext.analyses`` picks (the cited ones,
 else the parent's, newest first); the first whose output has ``ABLATION`` lines
-(``review.ablation_results``) with a ``baseline`` line decides. Each part's drop is how much
-worse the validation metric was without it, in the task's direction (``Direction.score``); the
-part with the largest drop whose ``Part.refine`` has a change to make (within
-``budget.GROW_SECONDS``) is changed, and nothing else. With no readable ablation, the model
-part is refined, and the plan says so.
+(``podium.exec_output.ablation_results``) with a ``baseline`` line decides. Each part's drop
+is how much worse the validation metric was without it, in the task's direction
+(``Direction.score``); the part with the largest drop whose ``Part.refine`` has a change to
+make (within ``budget.GROW_SECONDS``) is changed, and nothing else. With no readable
+ablation, the model part is refined, and the plan says so.
 
 The result is an edit of the parent's code (``Proposal.edit``): SEARCH/REPLACE blocks of the
 lines that differ between the parent's code and the refined recipe's (difflib), each with
@@ -20,14 +20,13 @@ import difflib
 from typing import Any
 
 from podium.code_edit import apply_edits, render_edits
+from podium.exec_output import ablation_results
 from podium.interfaces import OperatorContext, Proposal
 from podium.records import Direction, Node
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.ablation import BASELINE
 from podium.scaffolds.baseline.kinds import Kind
 from podium.scaffolds.baseline.parts import Part
-from podium.scaffolds.operators import analysed
-from podium.scaffolds.review import ablation_results
 
 CONTEXT_LINES = (1, 3, 8)  # context around a change, tried in turn until every block matches once
 
@@ -35,7 +34,7 @@ CONTEXT_LINES = (1, 3, 8)  # context around a change, tried in turn until every 
 def findings(ctx: OperatorContext) -> tuple[Node, list[tuple[str, float]]] | None:
     """The analysis that decides and its ablation lines (the baseline's first); None when no
     analysis has readable ones."""
-    for node in analysed(ctx):
+    for node in ctx.analyses():
         if node.is_buggy or node.exec is None:
             continue
         results = ablation_results(node.exec.output)

@@ -17,13 +17,13 @@ import pytest
 
 import podium
 from podium.code_edit import apply_edits
+from podium.exec_output import ablation_results
 from podium.formats import Journal
 from podium.interfaces import Proposal, Strategy
 from podium.records import Action, Direction, NodeState
 from podium.scaffolds.baseline import ablation
 from podium.scaffolds.baseline.analysis import analyse
 from podium.scaffolds.baseline.kinds import KINDS
-from podium.scaffolds.review import ablation_results
 from podium.tree import SearchTree
 from tests.scaffolds.baseline import synthetic
 from tests.scaffolds.baseline.synthetic import SyntheticTask
