@@ -4,7 +4,6 @@ that cites it, and an ensemble of three parents, in one run per wire format."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,11 +12,10 @@ import pytest
 from podium.api import runs as api
 from podium.code_edit import render_edits
 from podium.formats import Journal
-from podium.interfaces import Strategy
 from podium.records import Action, NodeState
 from podium.testing import Received, Reply
-from podium.tree import SearchTree
 from tests.api.test_backends_e2e import BACKENDS, model_config
+from tests.scaffolds.strategies.trees import in_order
 from tests.support import solution
 
 pytestmark = pytest.mark.slow
@@ -30,24 +28,13 @@ EVIDENCE = "fit(X_all) uses the validation rows"
 FINDINGS = "The model matters: without it the score falls from 0.7 to 0.5."
 
 
-class Tour(Strategy):
-    """Three drafts; then an ablation of node 2, a refine of node 2 citing it, an ensemble."""
-
-    name = "tour"
-
-    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None:
-        decided, done = len(tree) + len(tree.pending), len(tree)
-        plan: list[Action] = [
-            Action(operator="draft"),
-            Action(operator="draft"),
-            Action(operator="draft"),
-            Action(operator="ablate", parent_ids=(2,)),
-            Action(operator="refine", parent_ids=(2,), ref_ids=(4,)),
-            Action(operator="ensemble", parent_ids=(2, 3, 5)),
-        ]
-        if decided < 3 or (decided == done and decided < len(plan)):
-            return plan[decided]
-        return None
+# Three drafts; then an ablation of node 2, a refine of node 2 citing it, an ensemble.
+Tour = in_order(
+    *[Action(operator="draft")] * 3,
+    Action(operator="ablate", parent_ids=(2,)),
+    Action(operator="refine", parent_ids=(2,), ref_ids=(4,)),
+    Action(operator="ensemble", parent_ids=(2, 3, 5)),
+)
 
 
 def responder() -> Callable[[Received], Reply]:

@@ -4,7 +4,6 @@ summarised as findings, then a refinement of the part the findings name, given a
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,8 @@ import podium
 from podium.code_edit import render_edits
 from podium.exec_output import ablation_results
 from podium.formats import Journal
-from podium.interfaces import Strategy
 from podium.records import Action, NodeState
-from podium.tree import SearchTree
-from tests.scaffolds.strategies.trees import node, tree_of
+from tests.scaffolds.strategies.trees import in_order, node, tree_of
 from tests.support import code_answer, review_answer, run_config, solution, write_script
 
 pytestmark = pytest.mark.slow
@@ -32,20 +29,12 @@ shutil.copy("input/sample_submission.csv", "submission/submission.csv")
 """
 
 
-class Study(Strategy):
-    """A draft, an ablation of it, a refinement of it citing the ablation, then stop."""
-
-    name = "study"
-
-    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None:
-        decided = len(tree) + len(tree.pending)
-        if decided == 0:
-            return Action(operator="draft")
-        if decided == 1 and len(tree) == 1:
-            return Action(operator="ablate", parent_ids=(1,))
-        if decided == 2 and len(tree) == 2:
-            return Action(operator="refine", parent_ids=(1,), ref_ids=(2,))
-        return None
+# A draft, an ablation of it, a refinement of it citing the ablation.
+Study = in_order(
+    Action(operator="draft"),
+    Action(operator="ablate", parent_ids=(1,)),
+    Action(operator="refine", parent_ids=(1,), ref_ids=(2,)),
+)
 
 
 def test_an_analysis_is_never_good_never_debugged_and_its_ablation_lines_read() -> None:

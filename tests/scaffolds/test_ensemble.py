@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 
 import podium
 from podium.formats import Journal
-from podium.interfaces import Strategy
 from podium.records import Action, NodeState
-from podium.tree import SearchTree
+from tests.scaffolds.strategies.trees import in_order
 from tests.support import node_answers, run_config, solution, write_script
 
 pytestmark = pytest.mark.slow
 
 
-class ThreeThenEnsemble(Strategy):
-    name = "three-then-ensemble"
-
-    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None:
-        if len(tree) + len(tree.pending) < 3:
-            return Action(operator="draft")
-        if len(tree) == 3 and not tree.pending:
-            return Action(operator="ensemble", parent_ids=(1, 2, 3))
-        return None
+ThreeThenEnsemble = in_order(
+    *[Action(operator="draft")] * 3, Action(operator="ensemble", parent_ids=(1, 2, 3))
+)
 
 
 def test_an_ensemble_of_three_parents_sees_each_and_is_a_child_of_each(

@@ -15,7 +15,7 @@ from podium.interfaces import Strategy
 from podium.records import Action, Node, NodeState
 from podium.scaffolds.prompts import Prompts
 from podium.tree import SearchTree
-from tests.scaffolds.strategies.trees import node, tree_of
+from tests.scaffolds.strategies.trees import in_order, node, tree_of
 from tests.support import code_answer, node_answers, run_config, solution, write_script
 
 pytestmark = pytest.mark.slow
@@ -23,18 +23,12 @@ pytestmark = pytest.mark.slow
 CITING = f"{__name__}:Citing"
 
 
-class Citing(Strategy):
-    """Two drafts, then an improvement of the first that cites the second, then stop."""
-
-    name = "citing"
-
-    def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None:
-        decided = len(tree) + len(tree.pending)
-        if decided < 2:
-            return Action(operator="draft")
-        if decided == 2 and len(tree) == 2:
-            return Action(operator="improve", parent_ids=(1,), ref_ids=(2,))
-        return None
+# Two drafts, then an improvement of the first that cites the second.
+Citing = in_order(
+    Action(operator="draft"),
+    Action(operator="draft"),
+    Action(operator="improve", parent_ids=(1,), ref_ids=(2,)),
+)
 
 
 class CitesNothingReal(Strategy):

@@ -93,3 +93,20 @@ def play(
         tree.add(finished)
         strategy.observe(finished, tree)
     return actions, tree
+
+
+def in_order(*actions: Action) -> type[Strategy]:
+    """A strategy class (made without parameters, as ``search.strategy = "module:Class"``
+    makes it) that hands out ``actions`` one at a time, each once every earlier node has
+    finished, then ends the run: a test's search, written out."""
+
+    class InOrder(Strategy):
+        name = "in-order"
+
+        def next_action(self, tree: SearchTree, rng: random.Random) -> Action | None:
+            decided = len(tree) + len(tree.pending)
+            if decided < len(actions) and not tree.pending:
+                return actions[decided]
+            return None
+
+    return InOrder
