@@ -200,11 +200,11 @@ class MemoryRecord(Record):
     operator: str
     outcome: Outcome
     plan: str = ""
-    summary: str = ""
+    summary: Inert = ""  # from the review, which quotes the output: inert, as on the node
     code: str = ""
     metric: float | None = None
     lower_is_better: bool = False
-    error: str | None = None
+    error: InertOrNone = None  # the node's bug reason, which quotes sandbox output
     created_at: datetime = Field(default_factory=utcnow)
 
 

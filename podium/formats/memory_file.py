@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections import deque
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,7 +22,7 @@ from podium.records import MemoryRecord
 
 RECORDS = "records.jsonl"  # in memory.dir
 MAX_LINE_BYTES = 64 * 1024  # a record's line; longer ones are skipped when read
-MAX_RECORDS = 100_000  # the newest are read (a directory kept for months stays cheap)
+MAX_RECORDS = 10_000  # the newest are read: a directory kept for months stays cheap to recall
 
 
 def append(directory: Path, record: MemoryRecord) -> None:
@@ -41,7 +42,7 @@ def read(path: Path) -> list[MemoryRecord]:
     does not exist. Unreadable and oversized lines are skipped."""
     if not path.is_file():
         return []
-    records: list[MemoryRecord] = []
+    records: deque[MemoryRecord] = deque(maxlen=MAX_RECORDS)
     with path.open("rb") as f:
         for raw in f:
             if len(raw) > MAX_LINE_BYTES:
@@ -50,7 +51,7 @@ def read(path: Path) -> list[MemoryRecord]:
                 records.append(MemoryRecord.model_validate_json(raw))
             except (ValidationError, ValueError):
                 continue
-    return records[-MAX_RECORDS:]
+    return list(records)
 
 
 def lines(records: list[MemoryRecord]) -> str:

@@ -98,3 +98,17 @@ def test_a_replay_recalls_what_the_run_recalled_after_the_directory_changed(
     assert [n.metric.value for n in journal.nodes(NodeState.DONE) if n.metric] == [0.7]
     journal.close()
     assert (runs["shared"] / memory_file.RECORDS).read_text() == ""  # a replay teaches nothing
+
+
+def test_a_torn_hostile_or_huge_line_of_the_shared_file_is_skipped(tmp_path: Path) -> None:
+    good = MemoryRecord(task="t", run="r", node_id=1, operator="draft", outcome="draft",
+                        error="\x1b]8;;http://x\x07boom")  # fmt: skip
+    memory_file.append(tmp_path, good)
+    with (tmp_path / memory_file.RECORDS).open("a") as f:
+        f.write('{"task": "t", "run"\n')  # a torn last line after a crash
+        f.write('{"task": "' + "x" * (memory_file.MAX_LINE_BYTES + 1) + '"}\n')
+        f.write("not json at all\n")
+    memory_file.append(tmp_path, good.model_copy(update={"node_id": 2}))
+    records = memory_file.read(tmp_path / memory_file.RECORDS)
+    assert [r.node_id for r in records] == [1, 2]
+    assert "\x1b" not in (records[0].error or "")  # an escape sequence is made inert
