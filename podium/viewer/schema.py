@@ -82,6 +82,7 @@ class RunHeader(Document):
     strategy: str
     model: str
     review_model: str
+    plan_model: str  # the planning model (search.planning = separate); = model by default
     sandbox: str
     status: str  # running | finished | interrupted | failed | stopped (killed: resumable)
     stop_reason: str | None

@@ -101,6 +101,7 @@ def _run_header(view: RunView) -> RunHeader:
         strategy=str(s.strategy or _section(cfg, "search").get("strategy") or ""),
         model=str(s.model or _section(cfg, "model").get("name") or ""),
         review_model=str(s.review_model or _section(cfg, "model").get("review") or ""),
+        plan_model=str(s.plan_model or _section(cfg, "model").get("plan") or ""),
         sandbox=str(s.sandbox or _section(cfg, "sandbox").get("name") or ""),
         status=view.status,
         stop_reason=s.stop_reason,

@@ -21,8 +21,10 @@
       dot.title = 'the run is being written: new nodes appear as they come';
       status.after(dot);
     } else if (!run.live && live) live.remove();
-    const review = r.review_model && r.review_model !== r.model ? ` (review: ${r.review_model})` : '';
-    const stats = [['strategy', r.strategy], ['model', r.model + review], ['steps', fmtInt(r.steps)],
+    const roles = [['plan', r.plan_model], ['review', r.review_model]]
+      .filter(([, name]) => name && name !== r.model).map(([role, name]) => `${role}: ${name}`);
+    const others = roles.length ? ` (${roles.join(', ')})` : '';
+    const stats = [['strategy', r.strategy], ['model', r.model + others], ['steps', fmtInt(r.steps)],
       ['good', fmtInt(r.good_nodes)], ['buggy', fmtInt(r.buggy_nodes)]];
     if (r.analysis_nodes) stats.push(['analyses', fmtInt(r.analysis_nodes)]);
     if (r.discarded_nodes) stats.push(['discarded', fmtInt(r.discarded_nodes)]);
