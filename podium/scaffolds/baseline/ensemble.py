@@ -176,9 +176,13 @@ RANK = '''def combine(outputs, weights):
     ranks = [rankdata(np.asarray(found, dtype=float), axis=0) / len(found) for found in outputs]
     return sum(w * r for r, w in zip(ranks, weights)) / sum(weights)'''
 MEAN = '''def combine(outputs, weights):
-    """The members' predictions averaged{scale}."""
-    found = [{forward}(found if isinstance(found, pd.DataFrame) else np.asarray(found, dtype=float))
-             for found in outputs]
+    """The members' predictions averaged (a frame of class probabilities stays a frame)."""
+    found = [f if isinstance(f, pd.DataFrame) else np.asarray(f, dtype=float) for f in outputs]
+    return sum(w * f for f, w in zip(found, weights)) / sum(weights)'''
+SCALED_MEAN = '''def combine(outputs, weights):
+    """The members' values averaged on the {transform} scale the metric measures (and the
+    members fit on), then put back on the original scale."""
+    found = [{forward}(np.asarray(f, dtype=float)) for f in outputs]
     return {inverse}(sum(w * f for f, w in zip(found, weights)) / sum(weights))'''
 SCALES = {"log": ("np.log", "np.exp"), "log1p": ("np.log1p", "np.expm1")}
 RANKED = ("roc_auc", "gini")  # metrics of a probability that read only the order
@@ -220,12 +224,10 @@ def combination(spec: Any) -> tuple[str, str, str]:
     transform = getattr(spec, "transform", "none")
     if prediction == "value" and transform in SCALES:
         forward, inverse = SCALES[transform]
-        source = MEAN.format(scale=f" on the {transform} scale the members fit",
-                             forward=forward, inverse=inverse)  # fmt: skip
+        source = SCALED_MEAN.format(transform=transform, forward=forward, inverse=inverse)
         return f"values averaged on the {transform} scale", OUTPUT_PREDICTIONS, source
     what = "class probabilities" if prediction in ("proba", "classes") else "values"
-    source = MEAN.format(scale="", forward="", inverse="")
-    return f"{what} averaged", OUTPUT_PREDICTIONS, source
+    return f"{what} averaged", OUTPUT_PREDICTIONS, MEAN
 
 
 def _tail_at(kind: Kind[Any, Any], lines: list[str]) -> int:

@@ -212,23 +212,25 @@ def test_a_draft_citing_solutions_starts_from_the_two_best(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_a_baseline_refine_run_ends_with_a_good_ensemble(tmp_path: Path, data_dir: Path) -> None:
-    """MLE-STAR's shape without a key: two drafts, each ablated and refined once, then one
-    ensemble of the two paths' best solutions."""
+def test_a_baseline_refine_run_ends_with_good_ensembles(tmp_path: Path, data_dir: Path) -> None:
+    """MLE-STAR's shape without a key: two drafts, each ablated and refined once, then two
+    ensemble rounds of the two paths' best solutions, the second citing the first."""
     script = write_script(tmp_path / "unused.jsonl", [])
-    params = {"num_solutions": 2, "outer_steps": 1, "inner_steps": 1, "ensemble_rounds": 1}
-    config = run_config(script, tmp_path / "run", data_dir, steps=7, model={"name": "baseline"},
+    params = {"num_solutions": 2, "outer_steps": 1, "inner_steps": 1, "ensemble_rounds": 2}
+    config = run_config(script, tmp_path / "run", data_dir, steps=8, model={"name": "baseline"},
                         search={"strategy": "refine", **params})  # fmt: skip
     result = podium.run(config)
     journal = Journal.open(result.run_dir / "journal.sqlite")
     nodes = {n.id: n for n in journal.nodes(NodeState.DONE)}
     journal.close()
-    assert [n.operator for n in nodes.values()].count("ensemble") == 1
-    last = nodes[max(nodes)]
-    assert last.operator == "ensemble" and last.is_good, last.bug_reason
+    assert [n.operator for n in nodes.values()] == [
+        "draft", "draft", "ablate", "ablate", "refine", "refine", "ensemble", "ensemble"
+    ]  # fmt: skip
+    first, last = nodes[7], nodes[8]
+    assert first.is_good and last.is_good, (first.bug_reason, last.bug_reason)
+    assert first.parent_ids == last.parent_ids and (first.ref_ids, last.ref_ids) == ((), (7,))
     parents = [nodes[p] for p in last.parent_ids]
-    assert len(parents) == 2 and all(p.is_good and p.kind == "solution" for p in parents)
-    assert last.ref_ids == ()  # the first round: no earlier ensemble to cite
+    assert all(p.is_good and p.kind == "solution" for p in parents)
 
     def draft_of(node_id: int) -> int:
         node = nodes[node_id]
@@ -237,8 +239,12 @@ def test_a_baseline_refine_run_ends_with_a_good_ensemble(tmp_path: Path, data_di
     assert {draft_of(p.id) for p in parents} == {1, 2}  # one final solution of each path
     for parent in parents:
         assert f"node {parent.id} (" in last.plan
-    direction = Direction.of(last.metric.lower_is_better)  # type: ignore[union-attr]
+    assert "equal weights" in first.plan and "Earlier ensembles of these members: node 7 (" in (
+        last.plan
+    )
+    assert ensemble.read(first.code)["weights"] != ensemble.read(last.code)["weights"]
+    direction = Direction.of(False)  # the toy task's accuracy
     mean = sum(p.metric.value for p in parents) / 2  # type: ignore[union-attr]
-    assert direction.score(last.metric.value) >= direction.score(mean) - 1e-9  # type: ignore[union-attr]
+    assert direction.score(first.metric.value) >= direction.score(mean) - 1e-9  # type: ignore[union-attr]
     best = json.loads((result.run_dir / "best" / "node.json").read_text())
     assert best["node_id"] in nodes and nodes[best["node_id"]].is_good
