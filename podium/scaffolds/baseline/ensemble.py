@@ -216,7 +216,10 @@ def combination(spec: Any) -> tuple[str, str, str]:
     if prediction == "label":
         if several:
             return "a majority vote of the members' labels", OUTPUT_PREDICTIONS, HARD_VOTE
-        words = "class probabilities averaged, then the likeliest label (soft vote)"
+        words = (
+            "class probabilities averaged, then the likeliest label (a soft vote; a vote of "
+            "labels when a member has no probabilities)"
+        )
         return words, OUTPUT_PROBABILITIES, SOFT_VOTE
     if prediction == "proba" and scoring in RANKED:
         words = f"rank average of the probabilities ({scoring} reads only their order)"

@@ -12,8 +12,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
+from scipy.stats import rankdata
 
 import podium
 from podium.formats import Journal
@@ -91,6 +95,28 @@ def test_the_ensemble_trains_each_member_as_it_is_and_beats_their_mean(
     assert "combined by " in ensembled.proposal.plan
     assert ensemble.read(ensembled.proposal.code) is not None
     assert KINDS["tabular"].read(ensembled.proposal.code) is None  # no recipe of one member
+
+
+def combiner(source: str) -> Callable[..., Any]:
+    """The ``combine`` an ensemble script defines, from its source."""
+    scope: dict[str, Any] = {"np": np, "pd": pd, "rankdata": rankdata}
+    exec(source, scope)
+    return scope["combine"]  # type: ignore[no-any-return]
+
+
+def test_the_combinations_vote_rank_and_average_as_their_plans_say() -> None:
+    soft = combiner(ensemble.SOFT_VOTE)
+    a = pd.DataFrame({"cat": [0.6, 0.2], "dog": [0.4, 0.8]})
+    b = pd.DataFrame({"cat": [0.1, 0.3], "emu": [0.9, 0.7]})  # a fold without dogs
+    assert list(soft([a, b], [1, 1])) == ["emu", "dog"]  # (cat .35 dog .2 emu .45), (.25 .4 .35)
+    labels = np.array(["dog", "cat"])  # a member without probabilities: every member votes
+    assert list(soft([a, labels], [1, 1])) == ["cat", "dog"]  # a tie: the better member's
+    assert list(soft([a, labels], [1, 3])) == ["dog", "cat"]
+    ranks = combiner(ensemble.RANK)([np.array([0.1, 0.9, 0.5]), np.array([0.2, 0.1, 0.3])], [1, 1])
+    assert list(ranks) == pytest.approx([1.5 / 3, 2 / 3, 2.5 / 3])
+    logs = combiner(ensemble.SCALED_MEAN.format(transform="log", forward="np.log",
+                                                inverse="np.exp"))  # fmt: skip
+    assert logs([np.array([1.0, 100.0]), np.array([100.0, 1.0])], [1, 1]) == pytest.approx(10.0)
 
 
 def test_parents_that_cannot_be_members_are_left_out_with_a_note(tmp_path: Path) -> None:
