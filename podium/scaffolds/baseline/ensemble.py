@@ -236,7 +236,10 @@ def combination(spec: Any) -> tuple[str, str, str]:
 def _tail_at(kind: Kind[Any, Any], lines: list[str]) -> int:
     """The index of the first line that begins the submission's lines."""
     hook = HOOKS[kind.name]
-    return next(i for i in range(len(lines)) if lines[i].startswith(hook.tail))
+    found = next((i for i, line in enumerate(lines) if line.startswith(hook.tail)), None)
+    if found is None:
+        raise ValueError(f"a {kind.name} solution's submission lines begin with {hook.tail!r}")
+    return found
 
 
 def splice(kind: Kind[Any, Any], source: str, node_id: int) -> str:

@@ -97,6 +97,21 @@ def test_the_ensemble_trains_each_member_as_it_is_and_beats_their_mean(
     assert KINDS["tabular"].read(ensembled.proposal.code) is None  # no recipe of one member
 
 
+@pytest.mark.parametrize("make", [synthetic.insults, synthetic.bitcoin_forecast])
+def test_layouts_of_their_own_are_ensembled_into_the_samples_format(
+    make: Callable[[Path], SyntheticTask], tmp_path: Path
+) -> None:
+    """A sample without an id column (the submission follows the test's rows) and a forecast
+    without a test table (the script makes the future dates): the members' lines and the
+    submission's are the task's own."""
+    task = make(tmp_path)
+    tree = members_of(task, 2, tmp_path)
+    made = synthetic.propose(task, tree, Action(operator="ensemble", parent_ids=(1, 2)))
+    printed: list[str] = []
+    synthetic.run(made.code, task, tmp_path / "ensemble", printed=printed)  # its format checked
+    assert len(MEMBER_LINE.findall(printed[0])) == 2
+
+
 def combiner(source: str) -> Callable[..., Any]:
     """The ``combine`` an ensemble script defines, from its source."""
     scope: dict[str, Any] = {"np": np, "pd": pd, "rankdata": rankdata}
