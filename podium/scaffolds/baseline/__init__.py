@@ -18,7 +18,10 @@ crossover is an improve of the first parent instead.
 
 ``ablate`` (an analysis node) scores a solution with each of its recipe's parts taken out
 (``ablation``); ``refine`` changes the part its ablation shows matters most, as an edit of the
-parent's code (``refine``). Both need a parent whose recipe can be read.
+parent's code (``refine``). Both need a parent whose recipe can be read. ``ensemble`` trains
+every readable parent's model on the same validation folds and combines their predictions
+(``ensemble``). An ``improve`` or a ``draft`` that cites solutions (``ctx.refs``) takes from
+the best of them what ``cited`` says.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 
 from podium.interfaces import OperatorContext, OperatorSet, Proposal
 from podium.records import Direction, Node
-from podium.scaffolds.baseline import ablation, refine
+from podium.scaffolds.baseline import ablation, cited, ensemble, refine
 from podium.scaffolds.baseline.analysis import Unsupported, analyse
 from podium.scaffolds.baseline.kinds import KINDS, Kind
 from podium.scaffolds.baseline.metrics import beyond_baseline, validation_note
@@ -57,7 +60,7 @@ def fitter_first(a: Node, b: Node, lower_is_better: bool) -> tuple[Node, Node]:
 
 class BaselineOperators(OperatorSet):
     name = "baseline"
-    operators = ("draft", "improve", "debug", "crossover", "ablate", "refine")
+    operators = ("draft", "improve", "debug", "crossover", "ablate", "refine", "ensemble")
     analyses = ("ablate",)
 
     async def propose(self, ctx: OperatorContext) -> Proposal:
@@ -78,6 +81,8 @@ class BaselineOperators(OperatorSet):
             return ablation.propose(ctx, kind, spec)
         if ctx.action.operator == "refine":
             return refine.propose(ctx, kind, spec)
+        if ctx.action.operator == "ensemble":
+            return ensemble.propose(ctx, kind, spec)
         parent = ctx.parents[0] if ctx.parents else None
         parent_recipe = kind.read(parent.code) if parent else None
         op = ctx.action.operator
@@ -88,7 +93,16 @@ class BaselineOperators(OperatorSet):
                 if mixed is not None:
                     return mixed
             op = "improve"  # of the first parent (a draft when its recipe cannot be read)
-        if op == "draft" or (op == "improve" and parent_recipe is None):
+        taken = None  # what the solutions the action cites give it (``cited``)
+        if op == "draft":
+            taken = cited.draft(ctx, kind, spec)
+        elif op == "improve" and parent is not None and parent_recipe is not None:
+            taken = cited.improve(ctx, kind, spec, parent, parent_recipe)
+        if taken is not None and taken[0] is None:  # nothing to take: the plan says so
+            prefix, taken = prefix + taken[1], None
+        if taken is not None:
+            recipe, plan = taken
+        elif op == "draft" or (op == "improve" and parent_recipe is None):
             recipe = kind.draft(spec, len(ctx.tree.drafts()), ctx.rng)
             plan = "Draft: "
         elif op == "improve":

@@ -580,18 +580,21 @@ def analysis(node_id: int, parent_id: int, code: str, output: str) -> Node:
     )  # fmt: skip
 
 
-def run(code: str, task: SyntheticTask, workspace: Path) -> float:
-    """Run a solution in-process; check its submission's format; return its metric line.
+def run(code: str, task: SyntheticTask, workspace: Path, printed: list[str] | None = None) -> float:
+    """Run a solution in-process; check its submission's format; return its metric line (and
+    append what it printed to ``printed``, when given).
 
     Thread limits a solution sets (forecasting scripts use one thread) are undone after it."""
     with threadpool_limits(limits=None):  # restores the limits on the way out
-        printed = exec_solution(code, task.public_dir, workspace)
+        output = exec_solution(code, task.public_dir, workspace)
+    if printed is not None:
+        printed.append(output)
     problem = task.check_submission(workspace / "submission" / "submission.csv")
     assert problem is None, problem
-    found = re.findall(r"^VALIDATION_METRIC: (\S+)$", printed, re.M)
-    assert found, f"no metric line in: {printed[-500:]}"
+    found = re.findall(r"^VALIDATION_METRIC: (\S+)$", output, re.M)
+    assert found, f"no metric line in: {output[-500:]}"
     value = float(found[-1])
-    assert np.isfinite(value), printed
+    assert np.isfinite(value), output
     return value
 
 

@@ -20,6 +20,7 @@ SEARCH: dict[str, dict[str, Any]] = {
     "evolutionary": {"population": 2, "crossover_prob": 1.0},  # generation 2 from step 5
     "random": {},
     "mcgs": {"num_drafts": 2, "num_improves": 1},
+    "refine": {"num_solutions": 2, "outer_steps": 1, "inner_steps": 1, "ensemble_rounds": 1},
 }
 STEPS = {"evolutionary": 5}
 
@@ -55,6 +56,8 @@ def test_each_strategy_searches_and_reproduces(
         assert "improve" in operators
     if strategy == "evolutionary":
         assert "crossover" in operators
+    if strategy == "refine":  # the budget ends with the ensemble of the two paths
+        assert {"ablate", "ensemble"} <= operators
 
 
 def test_mcts_with_two_workers(tmp_path: Path, titanic: Any, data_dir: Path) -> None:
