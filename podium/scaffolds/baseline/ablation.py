@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from podium.interfaces import OperatorContext, Proposal
+from podium.records import Node
 from podium.scaffolds.baseline import budget
 from podium.scaffolds.baseline.kinds import Kind
 from podium.scaffolds.baseline.parts import Part
@@ -112,18 +113,30 @@ def script(kind: Kind[Any, Any], spec: Any, parent_id: int, base: Any, parts: li
     return header + "\n\n\n".join(sections) + "\n"
 
 
-def propose(ctx: OperatorContext, kind: Kind[Any, Any], spec: Any) -> Proposal:
-    """The ablation of the first parent; a problem when its recipe cannot be read or it has
-    no part to take out."""
+def parent_recipe(
+    ctx: OperatorContext, kind: Kind[Any, Any], verb: str
+) -> tuple[Node, Any] | Proposal:
+    """The first parent and its recipe, or the proposal saying why ``verb`` (ablate, refine)
+    cannot work on it: no parent, or code the baseline did not write (its parts unknown)."""
     if not ctx.parents:
-        return Proposal("", "", problem="ablate needs a parent solution to take apart")
+        return Proposal("", "", problem=f"{verb} needs a parent solution")
     parent = ctx.parents[0]
     recipe = kind.read(parent.code)
     if recipe is None:
         return Proposal(
-            "", "", problem=f"cannot ablate node {parent.id}: its code carries no baseline "
+            "", "", problem=f"cannot {verb} node {parent.id}: its code carries no baseline "
             f"{kind.name} recipe (written by something else), so its parts are unknown"
         )  # fmt: skip
+    return parent, recipe
+
+
+def propose(ctx: OperatorContext, kind: Kind[Any, Any], spec: Any) -> Proposal:
+    """The ablation of the first parent; a problem when its recipe cannot be read or it has
+    no part to take out."""
+    found = parent_recipe(ctx, kind, "ablate")
+    if isinstance(found, Proposal):
+        return found
+    parent, recipe = found
     parts = kind.parts(recipe, spec)
     if not parts:
         return Proposal("", "", problem=f"node {parent.id} has no part to take out")

@@ -24,7 +24,7 @@ from podium.exec_output import ablation_results
 from podium.interfaces import OperatorContext, Proposal
 from podium.records import Direction, Node
 from podium.scaffolds.baseline import budget
-from podium.scaffolds.baseline.ablation import BASELINE
+from podium.scaffolds.baseline.ablation import BASELINE, parent_recipe
 from podium.scaffolds.baseline.kinds import Kind
 from podium.scaffolds.baseline.parts import Part
 
@@ -108,15 +108,10 @@ def _choose(
 def propose(ctx: OperatorContext, kind: Kind[Any, Any], spec: Any) -> Proposal:
     """The refined first parent, as an edit of its code; a problem when its recipe cannot be
     read or nothing can be refined."""
-    if not ctx.parents:
-        return Proposal("", "", problem="refine needs a parent solution to change")
-    parent = ctx.parents[0]
-    recipe = kind.read(parent.code)
-    if recipe is None:
-        return Proposal(
-            "", "", problem=f"cannot refine node {parent.id}: its code carries no baseline "
-            f"{kind.name} recipe (written by something else), so its parts are unknown"
-        )  # fmt: skip
+    found = parent_recipe(ctx, kind, "refine")
+    if isinstance(found, Proposal):
+        return found
+    parent, recipe = found
     chosen = _choose(ctx, kind, spec, parent, kind.parts(recipe, spec))
     if chosen is None or chosen[0] == recipe:
         return Proposal("", "", problem=f"node {parent.id} has no part refine can change")
