@@ -210,7 +210,9 @@ def test_a_large_task_is_ensembled_on_one_shared_sample_within_the_limit(tmp_pat
     assert len(tight[0]) == 2 and "1 costliest member(s) left out to fit" in tight[2]
 
 
-def test_an_improve_citing_a_node_takes_its_data_handling(tmp_path: Path) -> None:
+def _two_tabular_drafts(tmp_path: Path) -> tuple[Any, Any, Any, Any, Any, SearchTree]:
+    """The adult fixture with two finished drafts: node 1 (0.7) the first draft, node 2 (0.9)
+    another model with the other imputation."""
     task = synthetic.adult(tmp_path)
     kind = KINDS["tabular"]
     spec = analyse(task.public_dir, task.metric_name)
@@ -220,6 +222,12 @@ def test_an_improve_citing_a_node_takes_its_data_handling(tmp_path: Path) -> Non
     tree = SearchTree(task.lower_is_better)
     tree.add(synthetic.finished(1, Proposal("p", kind.render(spec, parent)), "draft", 0.7, False))
     tree.add(synthetic.finished(2, Proposal("o", kind.render(spec, other)), "draft", 0.9, False))
+    return task, kind, spec, parent, other, tree
+
+
+def test_an_improve_citing_a_node_takes_its_data_handling(tmp_path: Path) -> None:
+    task, kind, spec, parent, other, tree = _two_tabular_drafts(tmp_path)
+    impute = other.impute
     tree.add(synthetic.analysis(3, 2, "", "ABLATION baseline: 0.9"))  # not a solution
     action = Action(operator="improve", parent_ids=(1,), ref_ids=(2, 3))
     child = synthetic.propose(task, tree, action)
@@ -235,15 +243,7 @@ def test_an_improve_citing_a_node_takes_its_data_handling(tmp_path: Path) -> Non
 
 
 def test_a_draft_citing_solutions_starts_from_the_two_best(tmp_path: Path) -> None:
-    task = synthetic.adult(tmp_path)
-    kind = KINDS["tabular"]
-    spec = analyse(task.public_dir, task.metric_name)
-    parent = kind.read(synthetic.drafts(task, 1)[0].code)
-    impute = "mean" if parent.impute != "mean" else "median"
-    other = replace(parent, family="extra_trees", params={}, impute=impute)
-    tree = SearchTree(task.lower_is_better)
-    tree.add(synthetic.finished(1, Proposal("p", kind.render(spec, parent)), "draft", 0.7, False))
-    tree.add(synthetic.finished(2, Proposal("o", kind.render(spec, other)), "draft", 0.9, False))
+    task, kind, spec, parent, other, tree = _two_tabular_drafts(tmp_path)
     tree.add(synthetic.finished(3, Proposal("w", kind.render(spec, parent)), "draft", 0.5, False))
     child = synthetic.propose(task, tree, Action(operator="draft", ref_ids=(1, 2, 3)))
     assert child.plan.startswith("Draft a new branch from cited nodes 2 (model) and 1: ")
